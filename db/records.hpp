@@ -1,0 +1,80 @@
+#pragma once
+// Plain rows of the results database. The tuner fills them; the store writes them; readers
+// (reports, lookup, db commands) get them back. No CUDA types here: the db layer stands alone.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cutune::db {
+
+struct DeviceRecord {
+  std::int64_t id = 0;
+  std::string uuid;  // "GPU-xxxxxxxx-…", stable identity across driver updates
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  std::int64_t memory_bytes = 0;
+  std::int64_t l2_bytes = 0;
+  int memory_clock_khz = 0;
+  int bus_width_bits = 0;
+  double theoretical_bandwidth_gbs = 0;  // 2 (DDR) × clock × bus width
+  int driver_version = 0;
+  std::string nvrtc_version;
+  std::optional<double> copy_bandwidth_gbs;  // measured device-to-device copy, read + write bytes
+  std::string copy_bandwidth_measured_at;
+};
+
+struct ProblemRecord {
+  std::int64_t id = 0;
+  std::string family;
+  std::string key;         // canonical "n=1048576,type=int32"; unique per family
+  std::int64_t size = 0;   // the primary size (elements), for nearest-size matching
+  std::string dtype;
+  std::string descriptor;  // JSON object of every problem field
+};
+
+struct RunRecord {
+  std::int64_t id = 0;
+  std::string family;
+  std::int64_t device_id = 0;
+  std::int64_t template_id = 0;
+  std::string strategy;
+  std::int64_t seed = 0;
+  std::string budget;  // human-readable stop conditions, e.g. "max_evals=200"
+  std::string command;
+  std::string tool_version;
+  std::string started_at, finished_at;
+  std::string status;  // running, finished, interrupted, failed
+};
+
+struct ResultRecord {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  std::int64_t device_id = 0;
+  std::int64_t template_id = 0;
+  std::int64_t problem_id = 0;
+  std::string config;       // canonical "name=value,…" in axis order
+  std::string config_json;  // the same as a JSON object
+  std::string status;       // ok, compile_error, load_error, launch_error, runtime_fault, timeout, wrong_result
+  std::optional<double> time_ms_median, time_ms_min, time_ms_max, time_ms_stdev;
+  int samples = 0;
+  double compile_s = 0, verify_s = 0, benchmark_s = 0;
+  std::optional<double> gbs, gflops;
+  std::optional<double> copy_fraction;  // GB/s over the device's measured copy bandwidth
+  std::string error;                    // NVRTC log, CUDA error, or mismatch description
+  std::optional<std::int64_t> error_index;
+  std::string launch_json;              // grid, block and dynamic shared memory of each launch
+  std::string created_at;
+  double elapsed_s = 0;  // seconds since the run started when this result was stored
+};
+
+// The best "ok" result per (device, family, problem), with the names that make it readable.
+struct BestRow {
+  std::string device_name, device_uuid, family, problem_key, config, launch_json;
+  std::int64_t problem_size = 0;
+  std::string dtype;
+  double time_ms = 0;
+  std::optional<double> gbs, gflops, copy_fraction;
+};
+
+}  // namespace cutune::db

@@ -1,0 +1,341 @@
+#include "store.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+
+namespace cutune::db {
+namespace {
+
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE devices (
+  id INTEGER PRIMARY KEY,
+  uuid TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  cc_major INTEGER NOT NULL, cc_minor INTEGER NOT NULL,
+  sm_count INTEGER NOT NULL,
+  memory_bytes INTEGER NOT NULL,
+  l2_bytes INTEGER NOT NULL,
+  memory_clock_khz INTEGER NOT NULL,
+  bus_width_bits INTEGER NOT NULL,
+  theoretical_bandwidth_gbs REAL NOT NULL,
+  driver_version INTEGER NOT NULL,
+  nvrtc_version TEXT NOT NULL,
+  copy_bandwidth_gbs REAL,
+  copy_bandwidth_measured_at TEXT
+);
+CREATE TABLE templates (
+  id INTEGER PRIMARY KEY,
+  family TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  source TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  UNIQUE (family, source_hash)
+);
+CREATE TABLE problems (
+  id INTEGER PRIMARY KEY,
+  family TEXT NOT NULL,
+  key TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  dtype TEXT NOT NULL,
+  descriptor TEXT NOT NULL,
+  UNIQUE (family, key)
+);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  family TEXT NOT NULL,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  template_id INTEGER NOT NULL REFERENCES templates(id),
+  strategy TEXT NOT NULL,
+  seed INTEGER NOT NULL,
+  budget TEXT NOT NULL,
+  command TEXT NOT NULL,
+  tool_version TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  status TEXT NOT NULL
+);
+CREATE TABLE results (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  template_id INTEGER NOT NULL REFERENCES templates(id),
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  config TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  status TEXT NOT NULL,
+  time_ms_median REAL, time_ms_min REAL, time_ms_max REAL, time_ms_stdev REAL,
+  samples INTEGER NOT NULL,
+  compile_s REAL NOT NULL, verify_s REAL NOT NULL, benchmark_s REAL NOT NULL,
+  gbs REAL, gflops REAL, copy_fraction REAL,
+  error TEXT NOT NULL,
+  error_index INTEGER,
+  launch_json TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  elapsed_s REAL NOT NULL,
+  UNIQUE (device_id, template_id, problem_id, config)
+);
+CREATE INDEX results_by_problem ON results (device_id, problem_id, status, time_ms_median);
+CREATE INDEX results_by_run ON results (run_id);
+)sql";
+
+}  // namespace
+
+std::string default_database_path() {
+  if (const char* env = std::getenv("CUTUNE_DB"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/cutune/cutune.db";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/cutune/cutune.db";
+  return "cutune.db";
+}
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+static std::string open_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path parent = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !fs::exists(parent, ec)) {
+    fs::create_directories(parent, ec);
+    if (ec) throw sql::DbError("cannot create folder '" + parent.string() + "' for database '" + path + "': " + ec.message());
+  }
+  return path;
+}
+
+Store::Store(const std::string& path) : db_(open_path(path), sql::Database::Mode::read_write_create) {
+  // WAL lets applications and reports read while a tuner writes; NORMAL sync is durable per
+  // transaction in WAL mode except on power loss, which costs one result at most.
+  db_.exec("PRAGMA journal_mode=WAL");
+  db_.exec("PRAGMA synchronous=NORMAL");
+  db_.exec("PRAGMA foreign_keys=ON");
+  migrate();
+}
+
+void Store::migrate() {
+  auto version_statement = db_.prepare("PRAGMA user_version");
+  version_statement.step();
+  const int version = static_cast<int>(version_statement.column_int(0));
+  if (version > kSchemaVersion)
+    throw sql::DbError("database '" + db_.path() + "' has schema version " + std::to_string(version) +
+                       ", newer than this cutune understands (" + std::to_string(kSchemaVersion) +
+                       "); use a newer cutune");
+  if (version == kSchemaVersion) return;
+  sql::Transaction transaction(db_);
+  if (version == 0) db_.exec(kSchemaV1);
+  db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  transaction.commit();
+}
+
+std::int64_t Store::upsert_device(const DeviceRecord& d) {
+  auto statement = db_.prepare(R"sql(
+    INSERT INTO devices (uuid, name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, memory_clock_khz,
+                         bus_width_bits, theoretical_bandwidth_gbs, driver_version, nvrtc_version)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+    ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, driver_version = excluded.driver_version,
+      nvrtc_version = excluded.nvrtc_version, memory_clock_khz = excluded.memory_clock_khz,
+      theoretical_bandwidth_gbs = excluded.theoretical_bandwidth_gbs
+    RETURNING id)sql");
+  statement.bind(1, d.uuid).bind(2, d.name).bind(3, d.cc_major).bind(4, d.cc_minor).bind(5, d.sm_count)
+      .bind(6, d.memory_bytes).bind(7, d.l2_bytes).bind(8, d.memory_clock_khz).bind(9, d.bus_width_bits)
+      .bind(10, d.theoretical_bandwidth_gbs).bind(11, d.driver_version).bind(12, d.nvrtc_version);
+  statement.step();
+  return statement.column_int(0);
+}
+
+static DeviceRecord read_device(const sql::Statement& s) {
+  DeviceRecord d;
+  d.id = s.column_int(0);
+  d.uuid = s.column_text(1);
+  d.name = s.column_text(2);
+  d.cc_major = static_cast<int>(s.column_int(3));
+  d.cc_minor = static_cast<int>(s.column_int(4));
+  d.sm_count = static_cast<int>(s.column_int(5));
+  d.memory_bytes = s.column_int(6);
+  d.l2_bytes = s.column_int(7);
+  d.memory_clock_khz = static_cast<int>(s.column_int(8));
+  d.bus_width_bits = static_cast<int>(s.column_int(9));
+  d.theoretical_bandwidth_gbs = s.column_double(10);
+  d.driver_version = static_cast<int>(s.column_int(11));
+  d.nvrtc_version = s.column_text(12);
+  d.copy_bandwidth_gbs = s.column_optional_double(13);
+  d.copy_bandwidth_measured_at = s.column_text(14);
+  return d;
+}
+
+static constexpr const char* kDeviceColumns =
+    "id, uuid, name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, memory_clock_khz, bus_width_bits, "
+    "theoretical_bandwidth_gbs, driver_version, nvrtc_version, copy_bandwidth_gbs, copy_bandwidth_measured_at";
+
+std::optional<DeviceRecord> Store::device_by_uuid(const std::string& uuid) {
+  auto s = db_.prepare(std::string("SELECT ") + kDeviceColumns + " FROM devices WHERE uuid = ?1");
+  s.bind(1, uuid);
+  if (!s.step()) return std::nullopt;
+  return read_device(s);
+}
+
+std::vector<DeviceRecord> Store::devices() {
+  auto s = db_.prepare(std::string("SELECT ") + kDeviceColumns + " FROM devices ORDER BY id");
+  std::vector<DeviceRecord> all;
+  while (s.step()) all.push_back(read_device(s));
+  return all;
+}
+
+void Store::set_copy_bandwidth(std::int64_t device_id, double gbs) {
+  db_.prepare("UPDATE devices SET copy_bandwidth_gbs = ?1, copy_bandwidth_measured_at = ?2 WHERE id = ?3")
+      .bind(1, gbs).bind(2, utc_now()).bind(3, device_id).run();
+}
+
+std::int64_t Store::upsert_template(const std::string& family, const std::string& source_hash, const std::string& source) {
+  auto s = db_.prepare(R"sql(
+    INSERT INTO templates (family, source_hash, source, created_at) VALUES (?1, ?2, ?3, ?4)
+    ON CONFLICT (family, source_hash) DO UPDATE SET family = excluded.family
+    RETURNING id)sql");
+  s.bind(1, family).bind(2, source_hash).bind(3, source).bind(4, utc_now());
+  s.step();
+  return s.column_int(0);
+}
+
+std::int64_t Store::upsert_problem(const ProblemRecord& p) {
+  auto s = db_.prepare(R"sql(
+    INSERT INTO problems (family, key, size, dtype, descriptor) VALUES (?1, ?2, ?3, ?4, ?5)
+    ON CONFLICT (family, key) DO UPDATE SET descriptor = excluded.descriptor
+    RETURNING id)sql");
+  s.bind(1, p.family).bind(2, p.key).bind(3, p.size).bind(4, p.dtype).bind(5, p.descriptor);
+  s.step();
+  return s.column_int(0);
+}
+
+std::int64_t Store::begin_run(const RunRecord& r) {
+  auto s = db_.prepare(R"sql(
+    INSERT INTO runs (family, device_id, template_id, strategy, seed, budget, command, tool_version, started_at, status)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'running') RETURNING id)sql");
+  s.bind(1, r.family).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.strategy).bind(5, r.seed)
+      .bind(6, r.budget).bind(7, r.command).bind(8, r.tool_version).bind(9, r.started_at.empty() ? utc_now() : r.started_at);
+  s.step();
+  return s.column_int(0);
+}
+
+void Store::finish_run(std::int64_t run_id, const std::string& status) {
+  db_.prepare("UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3").bind(1, status).bind(2, utc_now()).bind(3, run_id).run();
+}
+
+void Store::add_result(const ResultRecord& r) {
+  sql::Transaction transaction(db_);
+  auto s = db_.prepare(R"sql(
+    INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status,
+      time_ms_median, time_ms_min, time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s,
+      gbs, gflops, copy_fraction, error, error_index, launch_json, created_at, elapsed_s)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)
+    ON CONFLICT (device_id, template_id, problem_id, config) DO UPDATE SET
+      run_id = excluded.run_id, status = excluded.status, time_ms_median = excluded.time_ms_median,
+      time_ms_min = excluded.time_ms_min, time_ms_max = excluded.time_ms_max, time_ms_stdev = excluded.time_ms_stdev,
+      samples = excluded.samples, compile_s = excluded.compile_s, verify_s = excluded.verify_s,
+      benchmark_s = excluded.benchmark_s, gbs = excluded.gbs, gflops = excluded.gflops,
+      copy_fraction = excluded.copy_fraction, error = excluded.error, error_index = excluded.error_index,
+      launch_json = excluded.launch_json, created_at = excluded.created_at, elapsed_s = excluded.elapsed_s)sql");
+  s.bind(1, r.run_id).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.problem_id).bind(5, r.config)
+      .bind(6, r.config_json).bind(7, r.status).bind(8, r.time_ms_median).bind(9, r.time_ms_min)
+      .bind(10, r.time_ms_max).bind(11, r.time_ms_stdev).bind(12, r.samples).bind(13, r.compile_s)
+      .bind(14, r.verify_s).bind(15, r.benchmark_s).bind(16, r.gbs).bind(17, r.gflops).bind(18, r.copy_fraction)
+      .bind(19, r.error).bind(20, r.error_index).bind(21, r.launch_json)
+      .bind(22, r.created_at.empty() ? utc_now() : r.created_at).bind(23, r.elapsed_s);
+  s.run();
+  transaction.commit();
+}
+
+std::map<std::string, std::optional<double>> Store::measured_configs(std::int64_t device_id, std::int64_t template_id,
+                                                                     std::int64_t problem_id) {
+  auto s = db_.prepare(
+      "SELECT config, CASE WHEN status = 'ok' THEN time_ms_median END FROM results "
+      "WHERE device_id = ?1 AND template_id = ?2 AND problem_id = ?3");
+  s.bind(1, device_id).bind(2, template_id).bind(3, problem_id);
+  std::map<std::string, std::optional<double>> configs;
+  while (s.step()) configs.emplace(s.column_text(0), s.column_optional_double(1));
+  return configs;
+}
+
+std::vector<ResultRecord> Store::results_of_run(std::int64_t run_id) {
+  auto s = db_.prepare(R"sql(
+    SELECT id, run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median, time_ms_min,
+           time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s, gbs, gflops, copy_fraction, error,
+           error_index, launch_json, created_at, elapsed_s
+    FROM results WHERE run_id = ?1 ORDER BY id)sql");
+  s.bind(1, run_id);
+  std::vector<ResultRecord> rows;
+  while (s.step()) {
+    ResultRecord r;
+    r.id = s.column_int(0);
+    r.run_id = s.column_int(1);
+    r.device_id = s.column_int(2);
+    r.template_id = s.column_int(3);
+    r.problem_id = s.column_int(4);
+    r.config = s.column_text(5);
+    r.config_json = s.column_text(6);
+    r.status = s.column_text(7);
+    r.time_ms_median = s.column_optional_double(8);
+    r.time_ms_min = s.column_optional_double(9);
+    r.time_ms_max = s.column_optional_double(10);
+    r.time_ms_stdev = s.column_optional_double(11);
+    r.samples = static_cast<int>(s.column_int(12));
+    r.compile_s = s.column_double(13);
+    r.verify_s = s.column_double(14);
+    r.benchmark_s = s.column_double(15);
+    r.gbs = s.column_optional_double(16);
+    r.gflops = s.column_optional_double(17);
+    r.copy_fraction = s.column_optional_double(18);
+    r.error = s.column_text(19);
+    r.error_index = s.column_optional_int(20);
+    r.launch_json = s.column_text(21);
+    r.created_at = s.column_text(22);
+    r.elapsed_s = s.column_double(23);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::int64_t Store::result_count() {
+  auto s = db_.prepare("SELECT COUNT(*) FROM results");
+  s.step();
+  return s.column_int(0);
+}
+
+std::vector<BestRow> Store::best(const std::string& family, const std::string& device_uuid) {
+  // The fastest ok result of each (device, problem); ties broken by the earlier row.
+  auto s = db_.prepare(R"sql(
+    WITH ranked AS (
+      SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.device_id, r.problem_id ORDER BY r.time_ms_median, r.id) AS rank
+      FROM results r WHERE r.status = 'ok' AND r.time_ms_median IS NOT NULL)
+    SELECT d.name, d.uuid, p.family, p.key, p.size, p.dtype, ranked.config, ranked.launch_json,
+           ranked.time_ms_median, ranked.gbs, ranked.gflops, ranked.copy_fraction
+    FROM ranked JOIN devices d ON d.id = ranked.device_id JOIN problems p ON p.id = ranked.problem_id
+    WHERE ranked.rank = 1 AND (?1 = '' OR p.family = ?1) AND (?2 = '' OR d.uuid = ?2)
+    ORDER BY d.name, p.family, p.dtype, p.size)sql");
+  s.bind(1, family).bind(2, device_uuid);
+  std::vector<BestRow> rows;
+  while (s.step()) {
+    BestRow b;
+    b.device_name = s.column_text(0);
+    b.device_uuid = s.column_text(1);
+    b.family = s.column_text(2);
+    b.problem_key = s.column_text(3);
+    b.problem_size = s.column_int(4);
+    b.dtype = s.column_text(5);
+    b.config = s.column_text(6);
+    b.launch_json = s.column_text(7);
+    b.time_ms = s.column_double(8);
+    b.gbs = s.column_optional_double(9);
+    b.gflops = s.column_optional_double(10);
+    b.copy_fraction = s.column_optional_double(11);
+    rows.push_back(std::move(b));
+  }
+  return rows;
+}
+
+}  // namespace cutune::db

@@ -1,0 +1,60 @@
+#pragma once
+// The writer side of the results database: devices, templates, problems, runs and results.
+// Every result is written in its own transaction, so an interrupted tuning run loses at most
+// the configuration that was in flight.
+#include <cstdint>
+#include <optional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "records.hpp"
+#include "sqlite.hpp"
+
+namespace cutune::db {
+
+inline constexpr int kSchemaVersion = 1;
+
+// Where the database lives unless --db says otherwise: $CUTUNE_DB, else
+// $XDG_DATA_HOME/cutune/cutune.db, else ~/.local/share/cutune/cutune.db.
+std::string default_database_path();
+
+class Store {
+ public:
+  // Opens (creating if needed, with parent folders) and brings the schema up to date.
+  // Throws sql::DbError with the path and reason when the file cannot be opened or written.
+  explicit Store(const std::string& path);
+
+  std::int64_t upsert_device(const DeviceRecord& device);
+  std::optional<DeviceRecord> device_by_uuid(const std::string& uuid);
+  std::vector<DeviceRecord> devices();
+  void set_copy_bandwidth(std::int64_t device_id, double gbs);
+
+  std::int64_t upsert_template(const std::string& family, const std::string& source_hash, const std::string& source);
+  std::int64_t upsert_problem(const ProblemRecord& problem);
+
+  std::int64_t begin_run(const RunRecord& run);
+  void finish_run(std::int64_t run_id, const std::string& status);
+
+  void add_result(const ResultRecord& result);
+  // Configs already measured (any status) for this device, template and problem, with their
+  // median time when they succeeded.
+  std::map<std::string, std::optional<double>> measured_configs(std::int64_t device_id, std::int64_t template_id,
+                                                                std::int64_t problem_id);
+  std::vector<ResultRecord> results_of_run(std::int64_t run_id);
+  std::int64_t result_count();
+
+  // Best ok result per (device, family, problem); empty filters match everything.
+  std::vector<BestRow> best(const std::string& family = {}, const std::string& device_uuid = {});
+
+  sql::Database& database() { return db_; }
+
+ private:
+  void migrate();
+  sql::Database db_;
+};
+
+// ISO-8601 UTC timestamp, second resolution, for the created_at columns.
+std::string utc_now();
+
+}  // namespace cutune::db

@@ -1,0 +1,51 @@
+#include "family.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.hpp"
+#include "templates.hpp"
+
+namespace cutune {
+
+const std::vector<std::byte>& HostBuffers::at(const std::string& name) const {
+  auto it = buffers_.find(name);
+  if (it == buffers_.end()) throw Error("no host buffer named '" + name + "'");
+  return it->second;
+}
+
+std::vector<BufferSpec> Family::scratch(const Problem&, const ConfigView&) const { return {}; }
+
+std::string Family::source() const { return std::string(template_source(template_file())); }
+
+std::vector<std::string> config_definitions(const Space& space, const Config& config) {
+  std::vector<std::string> definitions;
+  for (std::size_t i = 0; i < space.axes().size(); ++i) {
+    std::string name = space.axes()[i].name;
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+    definitions.push_back("-DCUTUNE_" + name + "=" + std::to_string(config.values.at(i)));
+  }
+  return definitions;
+}
+
+std::unique_ptr<Family> make_scan_family();
+
+const std::vector<std::unique_ptr<Family>>& families() {
+  static const std::vector<std::unique_ptr<Family>> all = [] {
+    std::vector<std::unique_ptr<Family>> list;
+    list.push_back(make_scan_family());
+    return list;
+  }();
+  return all;
+}
+
+const Family& family_named(const std::string& name) {
+  std::string known;
+  for (const auto& f : families()) {
+    if (f->name() == name) return *f;
+    known += (known.empty() ? "" : ", ") + f->name();
+  }
+  throw UsageError("unknown kernel '" + name + "' (known: " + known + ")");
+}
+
+}  // namespace cutune

@@ -1,0 +1,146 @@
+#pragma once
+// A kernel family: a CUDA source template plus everything the engine needs to tune it —
+// parameter space, problems, buffers, launch plan, input generator, CPU reference and the
+// bytes/flops model. One small definition file per family (see scan.cpp), in the spirit of
+// CLBlast's tuning kernel definitions.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/limits.hpp"
+#include "core/space.hpp"
+
+namespace cutune {
+
+// One problem instance a family is tuned for, e.g. scan with n = 2^20 of int32.
+struct Problem {
+  std::string key;         // canonical and unique within the family: "n=1048576,type=int32"
+  std::int64_t size = 0;   // the primary size, elements; used for nearest-size lookup
+  std::string dtype;       // element type name: int32, uint32, int64, float32, float64
+  nlohmann::ordered_json fields;  // every field of the problem, family-specific
+};
+
+// What the user asked for on the command line; empty means the family's defaults.
+struct ProblemRequest {
+  std::optional<std::string> type;
+  std::vector<std::int64_t> sizes;
+};
+
+enum class BufferRole { input, output, scratch };
+
+struct BufferSpec {
+  std::string name;
+  std::int64_t bytes = 0;
+  BufferRole role = BufferRole::input;
+};
+
+// Host copies of buffers, by name.
+class HostBuffers {
+ public:
+  std::vector<std::byte>& at(const std::string& name) { return buffers_[name]; }
+  const std::vector<std::byte>& at(const std::string& name) const;
+  bool contains(const std::string& name) const { return buffers_.count(name) != 0; }
+  template <class T>
+  std::span<T> as(const std::string& name) {
+    auto& b = at(name);
+    return {reinterpret_cast<T*>(b.data()), b.size() / sizeof(T)};
+  }
+  template <class T>
+  std::span<const T> as(const std::string& name) const {
+    const auto& b = at(name);
+    return {reinterpret_cast<const T*>(b.data()), b.size() / sizeof(T)};
+  }
+  const std::map<std::string, std::vector<std::byte>>& all() const { return buffers_; }
+
+ private:
+  std::map<std::string, std::vector<std::byte>> buffers_;
+};
+
+// ---- the launch plan: what one timed run of a config does, in order --------------------------
+
+struct BufferArg {
+  std::string buffer;
+  std::int64_t byte_offset = 0;
+};
+using KernelArg = std::variant<BufferArg, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, float, double>;
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+struct KernelLaunch {
+  std::string kernel;  // extern "C" name in the template
+  Dim3 grid, block;
+  unsigned dynamic_shared_bytes = 0;
+  std::vector<KernelArg> args;
+};
+
+// Fills `bytes` bytes of a buffer (from byte_offset) with a repeated 32-bit word; part of the
+// timed run, like the initialisation kernels a library would launch.
+struct MemsetStep {
+  std::string buffer;
+  std::uint32_t word = 0;
+  std::int64_t bytes = 0;
+  std::int64_t byte_offset = 0;
+};
+
+using Step = std::variant<KernelLaunch, MemsetStep>;
+
+struct Verdict {
+  bool ok = true;
+  std::string message;                    // first mismatch, with index, expected and actual
+  std::optional<std::int64_t> first_bad_index;
+};
+
+struct Work {
+  double bytes = 0;  // the fewest bytes a run must move: each input read once, each output written once
+  double flops = 0;
+};
+
+class Family {
+ public:
+  virtual ~Family() = default;
+
+  virtual std::string name() const = 0;
+  virtual std::string summary() const = 0;  // one line for `tune --list`
+  virtual std::string template_file() const = 0;
+  // The CUDA source; the embedded template unless a family (or a test) substitutes its own.
+  virtual std::string source() const;
+
+  virtual Space space(const DeviceLimits& limits) const = 0;
+  // The default problems when the request is empty; throws UsageError for a bad type or size.
+  virtual std::vector<Problem> problems(const ProblemRequest& request) const = 0;
+  // -D definitions that come from the problem rather than the config (element type, …).
+  virtual std::vector<std::string> problem_definitions(const Problem& problem) const = 0;
+
+  // Inputs and outputs: their sizes depend on the problem only.
+  virtual std::vector<BufferSpec> buffers(const Problem& problem) const = 0;
+  // Per-config working memory (tile states, partial sums); none by default.
+  virtual std::vector<BufferSpec> scratch(const Problem& problem, const ConfigView& config) const;
+  virtual std::vector<Step> plan(const Problem& problem, const ConfigView& config) const = 0;
+
+  // Random, non-zero inputs, the same for the same seed.
+  virtual void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const = 0;
+  // Expected outputs, computed on the CPU.
+  virtual HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const = 0;
+  virtual Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const = 0;
+  virtual Work work(const Problem& problem) const = 0;
+};
+
+// -D definitions for a config: every axis as CUTUNE_<NAME>=<value> (names upper-cased).
+std::vector<std::string> config_definitions(const Space& space, const Config& config);
+
+// All families, in `tune --list` order.
+const std::vector<std::unique_ptr<Family>>& families();
+// The family called `name`; throws UsageError listing the known ones.
+const Family& family_named(const std::string& name);
+
+}  // namespace cutune

@@ -1,0 +1,204 @@
+#include "scan.hpp"
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include "core/error.hpp"
+#include "element_types.hpp"
+#include "verify.hpp"
+
+namespace cutune {
+namespace {
+
+const std::vector<std::string> kTypes{"int32", "uint32", "int64"};
+constexpr std::uint64_t kNoError = ~0ull;
+
+std::int64_t tiles_of(const Problem& p, const ConfigView& c) {
+  const std::int64_t tile = c["block"] * c["ept"];
+  return (p.fields["n"].get<std::int64_t>() + tile - 1) / tile;
+}
+
+std::int64_t padded_size(std::int64_t n, std::int64_t pad) { return pad ? n + n / 32 + 1 : n; }
+
+template <class T>
+void generate(const Problem& p, std::uint64_t seed, HostBuffers& inputs) {
+  const auto n = p.fields["n"].get<std::int64_t>();
+  const auto starts_offset = p.fields["starts_offset"].get<std::int64_t>();
+  const auto stops_offset = p.fields["stops_offset"].get<std::int64_t>();
+  auto starts = inputs.as<T>("starts");
+  auto stops = inputs.as<T>("stops");
+  std::mt19937_64 rng(seed);
+  // Ragged lists of 0..31 elements starting anywhere below 10^6: real, non-zero data, with a
+  // few empty lists among them. The offset prefix holds noise that must never be read.
+  std::uniform_int_distribution<std::int64_t> position(0, 999999), length(0, 31), noise(0, 1000);
+  for (std::int64_t i = 0; i < starts_offset; ++i) starts[i] = static_cast<T>(noise(rng));
+  for (std::int64_t i = 0; i < stops_offset; ++i) stops[i] = static_cast<T>(noise(rng));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t start = position(rng);
+    starts[starts_offset + i] = static_cast<T>(start);
+    stops[stops_offset + i] = static_cast<T>(start + length(rng));
+  }
+}
+
+template <class T>
+void run_reference(const Problem& p, const HostBuffers& inputs, HostBuffers& expected) {
+  const auto n = p.fields["n"].get<std::int64_t>();
+  const auto starts = inputs.as<T>("starts").subspan(p.fields["starts_offset"].get<std::int64_t>(), n);
+  const auto stops = inputs.as<T>("stops").subspan(p.fields["stops_offset"].get<std::int64_t>(), n);
+  expected.at("tooffsets").resize((n + 1) * sizeof(std::int64_t));
+  expected.at("error").resize(sizeof(std::uint64_t));
+  const auto bad = compact_offsets<T>(starts, stops, expected.as<std::int64_t>("tooffsets"));
+  expected.as<std::uint64_t>("error")[0] = bad ? static_cast<std::uint64_t>(*bad) : kNoError;
+}
+
+template <class F>
+void dispatch_type(const std::string& dtype, F&& f) {
+  if (dtype == "int32") f(std::int32_t{});
+  else if (dtype == "uint32") f(std::uint32_t{});
+  else if (dtype == "int64") f(std::int64_t{});
+  else throw Error("scan: unsupported element type " + dtype);
+}
+
+}  // namespace
+
+std::string ScanFamily::summary() const {
+  return "compact_offsets: int64 offsets from starts/stops (int32, uint32, int64); blelloch, warp-shuffle, "
+         "decoupled look-back";
+}
+
+std::int64_t ScanFamily::static_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t pad) {
+  const std::int64_t scan_words = algo == blelloch ? padded_size(block, pad) : block / 32;
+  return (scan_words + 3) * 8;  // + block_total, block_prefix, tile (padded to 8)
+}
+
+std::int64_t ScanFamily::dynamic_shared_bytes(std::int64_t block, std::int64_t ept, std::int64_t pad) {
+  return ept == 1 ? 0 : padded_size(block * ept, pad) * 8;
+}
+
+Space ScanFamily::space(const DeviceLimits& limits) const {
+  Space s;
+  s.labelled_axis("algo", {"blelloch", "warp", "lookback"}, "block scan algorithm and multi-block scheme")
+      .axis("block", {64, 128, 256, 512, 1024}, "threads per block")
+      .axis("ept", {1, 2, 4, 8, 12, 16}, "elements per thread")
+      .axis("vec", {1, 2, 4}, "elements per vector load")
+      .axis("pad", {0, 1}, "pad shared arrays against bank conflicts")
+      .require("ept % vec == 0", [](const ConfigView& c) { return c["ept"] % c["vec"] == 0; })
+      .require("pad only where shared arrays are strided (blelloch tree, or staged stores when ept > 1)",
+               [](const ConfigView& c) { return c["pad"] == 0 || c["algo"] == blelloch || c["ept"] > 1; })
+      .require("block <= device max threads per block",
+               [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
+      .require("shared memory <= device opt-in limit per block",
+               [max = limits.max_shared_per_block_optin](const ConfigView& c) {
+                 return static_shared_bytes(c["algo"], c["block"], c["pad"]) +
+                            dynamic_shared_bytes(c["block"], c["ept"], c["pad"]) <=
+                        max;
+               });
+  return s;
+}
+
+Problem ScanFamily::make_problem(std::int64_t n, const std::string& type, std::int64_t starts_offset,
+                                 std::int64_t stops_offset) {
+  if (n <= 0) throw UsageError("--n must be positive (got " + std::to_string(n) + ")");
+  if (starts_offset < 0 || stops_offset < 0) throw UsageError("scan offsets must not be negative");
+  element_type(type, kTypes);
+  Problem p;
+  p.size = n;
+  p.dtype = type;
+  p.key = fmt::format("n={},type={}", n, type);
+  if (starts_offset || stops_offset) p.key += fmt::format(",starts_offset={},stops_offset={}", starts_offset, stops_offset);
+  p.fields = {{"n", n}, {"type", type}, {"starts_offset", starts_offset}, {"stops_offset", stops_offset}};
+  return p;
+}
+
+std::vector<Problem> ScanFamily::problems(const ProblemRequest& request) const {
+  const std::string type = request.type.value_or("int32");
+  // Powers of two from small (launch-bound) to 2^27 (bandwidth-bound, 1.5 GiB moved for int32),
+  // plus a size that is no multiple of any tile.
+  const std::vector<std::int64_t> defaults{1 << 12, 1 << 16, 1 << 20, 10'000'000, 1 << 24, 1 << 27};
+  std::vector<Problem> list;
+  for (std::int64_t n : request.sizes.empty() ? defaults : request.sizes) list.push_back(make_problem(n, type));
+  return list;
+}
+
+std::vector<std::string> ScanFamily::problem_definitions(const Problem& problem) const {
+  return {"-DCUTUNE_T=" + element_type(problem.dtype, kTypes).cuda_name};
+}
+
+std::vector<BufferSpec> ScanFamily::buffers(const Problem& p) const {
+  const auto n = p.fields["n"].get<std::int64_t>();
+  const auto bytes = static_cast<std::int64_t>(element_type(p.dtype, kTypes).bytes);
+  return {
+      {"starts", (p.fields["starts_offset"].get<std::int64_t>() + n) * bytes, BufferRole::input},
+      {"stops", (p.fields["stops_offset"].get<std::int64_t>() + n) * bytes, BufferRole::input},
+      {"tooffsets", (n + 1) * 8, BufferRole::output},
+      {"error", 8, BufferRole::output},
+  };
+}
+
+std::vector<BufferSpec> ScanFamily::scratch(const Problem& p, const ConfigView& c) const {
+  const std::int64_t tiles = tiles_of(p, c);
+  if (c["algo"] == lookback) return {{"tile_state", (tiles + 2) * 8, BufferRole::scratch}};  // + the tile counter
+  return {{"tile_sums", tiles * 8, BufferRole::scratch}};
+}
+
+std::vector<Step> ScanFamily::plan(const Problem& p, const ConfigView& c) const {
+  const auto n = p.fields["n"].get<std::int64_t>();
+  const auto bytes = static_cast<std::int64_t>(element_type(p.dtype, kTypes).bytes);
+  const BufferArg starts{"starts", p.fields["starts_offset"].get<std::int64_t>() * bytes};
+  const BufferArg stops{"stops", p.fields["stops_offset"].get<std::int64_t>() * bytes};
+  const std::int64_t tiles = tiles_of(p, c);
+  const Dim3 block{static_cast<unsigned>(c["block"])};
+  const Dim3 grid{static_cast<unsigned>(tiles)};
+  const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c["block"], c["ept"], c["pad"]));
+
+  std::vector<Step> steps{MemsetStep{"error", 0xffffffffu, 8}};
+  if (c["algo"] == lookback) {
+    steps.push_back(MemsetStep{"tile_state", 0, (tiles + 2) * 8});
+    steps.push_back(KernelLaunch{"scan_lookback", grid, block, shared,
+                                 {starts, stops, n, BufferArg{"tile_state"}, BufferArg{"tile_state", tiles * 8},
+                                  BufferArg{"tooffsets"}, BufferArg{"error"}}});
+  } else {
+    steps.push_back(KernelLaunch{"scan_tile_sums", grid, block, 0,
+                                 {starts, stops, n, BufferArg{"tile_sums"}, BufferArg{"error"}}});
+    steps.push_back(KernelLaunch{"scan_tile_offsets", Dim3{1}, block, 0, {BufferArg{"tile_sums"}, tiles}});
+    steps.push_back(KernelLaunch{"scan_tiles", grid, block, shared,
+                                 {starts, stops, n, BufferArg{"tile_sums"}, BufferArg{"tooffsets"}}});
+  }
+  return steps;
+}
+
+void ScanFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {
+  dispatch_type(p.dtype, [&](auto zero) { generate<decltype(zero)>(p, seed, inputs); });
+}
+
+HostBuffers ScanFamily::reference(const Problem& p, const HostBuffers& inputs) const {
+  HostBuffers expected;
+  dispatch_type(p.dtype, [&](auto zero) { run_reference<decltype(zero)>(p, inputs, expected); });
+  return expected;
+}
+
+Verdict ScanFamily::compare(const Problem&, const HostBuffers& expected, const HostBuffers& actual) const {
+  const std::uint64_t want_error = expected.as<std::uint64_t>("error")[0];
+  const std::uint64_t got_error = actual.as<std::uint64_t>("error")[0];
+  if (want_error != got_error) {
+    auto name = [](std::uint64_t e) { return e == kNoError ? std::string("none") : std::to_string(e); };
+    Verdict v{false, "error index: expected " + name(want_error) + ", got " + name(got_error), std::nullopt};
+    v.first_bad_index = static_cast<std::int64_t>(std::min(want_error, got_error));
+    return v;
+  }
+  // With a bad input the offsets past it are unspecified, as in the sequential code.
+  if (want_error != kNoError) return {};
+  return compare_exact<std::int64_t>("tooffsets", expected.as<std::int64_t>("tooffsets"),
+                                     actual.as<std::int64_t>("tooffsets"));
+}
+
+Work ScanFamily::work(const Problem& p) const {
+  const auto n = static_cast<double>(p.fields["n"].get<std::int64_t>());
+  const double element = static_cast<double>(element_type(p.dtype, kTypes).bytes);
+  return {2 * n * element + (n + 1) * 8, n};  // one subtraction and one addition per element
+}
+
+std::unique_ptr<Family> make_scan_family() { return std::make_unique<ScanFamily>(); }
+
+}  // namespace cutune

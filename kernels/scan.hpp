@@ -1,0 +1,51 @@
+#pragma once
+// The scan family: awkward-array's compact_offsets (see templates/scan.cu).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "family.hpp"
+
+namespace cutune {
+
+class ScanFamily : public Family {
+ public:
+  enum Algorithm : std::int64_t { blelloch = 0, warp = 1, lookback = 2 };
+
+  std::string name() const override { return "scan"; }
+  std::string summary() const override;
+  std::string template_file() const override { return "scan.cu"; }
+  Space space(const DeviceLimits& limits) const override;
+  std::vector<Problem> problems(const ProblemRequest& request) const override;
+  std::vector<std::string> problem_definitions(const Problem& problem) const override;
+  std::vector<BufferSpec> buffers(const Problem& problem) const override;
+  std::vector<BufferSpec> scratch(const Problem& problem, const ConfigView& config) const override;
+  std::vector<Step> plan(const Problem& problem, const ConfigView& config) const override;
+  void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
+  HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;
+  Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
+  Work work(const Problem& problem) const override;
+
+  // A problem with explicit offsets into starts/stops (the tuning defaults use 0).
+  static Problem make_problem(std::int64_t n, const std::string& type, std::int64_t starts_offset = 0,
+                              std::int64_t stops_offset = 0);
+  // Bytes of shared memory one block needs (static + dynamic), as the template lays it out.
+  static std::int64_t static_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t pad);
+  static std::int64_t dynamic_shared_bytes(std::int64_t block, std::int64_t ept, std::int64_t pad);
+};
+
+// The sequential compact_offsets: fills tooffsets (n+1 values) and returns the lowest i with
+// stops[i] < starts[i], if any (tooffsets is then filled only up to i).
+template <class T>
+std::optional<std::int64_t> compact_offsets(std::span<const T> starts, std::span<const T> stops,
+                                            std::span<std::int64_t> tooffsets) {
+  tooffsets[0] = 0;
+  for (std::size_t i = 0; i + 1 < tooffsets.size(); ++i) {
+    if (stops[i] < starts[i]) return static_cast<std::int64_t>(i);
+    tooffsets[i + 1] = tooffsets[i] + (static_cast<std::int64_t>(stops[i]) - static_cast<std::int64_t>(starts[i]));
+  }
+  return std::nullopt;
+}
+
+}  // namespace cutune

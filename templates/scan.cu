@@ -1,0 +1,349 @@
+// Scan family: awkward-array's compact_offsets.
+//
+//   tooffsets[0] = 0
+//   tooffsets[i+1] = tooffsets[i] + (stops[stopsoffset+i] - starts[startsoffset+i])
+//
+// and the lowest i with stops[i] < starts[i] is reported through *error_index (left at
+// ~0ull when there is none), as the sequential code would stop there.
+//
+// Compile-time parameters (from the config and the problem, as -D definitions):
+//   CUTUNE_T      input element type (int, unsigned int, long long)
+//   CUTUNE_ALGO   0 blelloch: shared-memory work-efficient tree over per-thread sums
+//                 1 warp: warp-shuffle scan of per-thread sums
+//                 2 lookback: single pass with decoupled look-back (Merrill & Garland)
+//   CUTUNE_BLOCK  threads per block (power of two)
+//   CUTUNE_EPT    elements per thread (consecutive, "blocked" arrangement)
+//   CUTUNE_VEC    elements per vector load (1, 2 or 4; CUTUNE_EPT % CUTUNE_VEC == 0)
+//   CUTUNE_PAD    1: pad shared arrays by one word per 32 to avoid bank conflicts
+//
+// blelloch and warp work for any n with three launches: tile sums, a scan of the tile sums in
+// one block, then each tile scanned again with its offset. lookback does it in one launch.
+
+typedef CUTUNE_T value_t;
+typedef long long sum_t;
+typedef unsigned long long u64;
+
+#define BLOCK CUTUNE_BLOCK
+#define EPT CUTUNE_EPT
+#define VEC CUTUNE_VEC
+#define TILE (BLOCK * EPT)
+#define WARPS (BLOCK / 32)
+#define FULL_MASK 0xffffffffu
+
+static_assert(EPT % VEC == 0, "elements per thread must be a multiple of the vector width");
+static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "block must be a multiple of 32, at most 1024");
+
+// Shared-array index with optional padding: one extra word every 32 spreads strided accesses
+// (thread t touching t*EPT+k) over all banks.
+__device__ __forceinline__ int padded(int i) { return CUTUNE_PAD ? i + (i >> 5) : i; }
+#define PADDED_SIZE(n) (CUTUNE_PAD ? (n) + ((n) >> 5) + 1 : (n))
+
+// ---- loading lengths -------------------------------------------------------------------------
+
+template <int W> struct vec_of;
+template <> struct vec_of<1> { typedef value_t type; };
+template <> struct vec_of<2> { struct __align__(2 * sizeof(value_t)) type { value_t v[2]; }; };
+template <> struct vec_of<4> { struct __align__(4 * sizeof(value_t)) type { value_t v[4]; }; };
+
+__device__ __forceinline__ value_t element(const vec_of<1>::type& v, int) { return v; }
+template <class V> __device__ __forceinline__ value_t element(const V& v, int i) { return v.v[i]; }
+
+// Reads this thread's EPT lengths starting at element `first`, records the lowest bad index,
+// and returns their sum. Vector loads are used only when the whole tile is in range and both
+// arrays are aligned for them; the check is uniform across the block.
+__device__ __forceinline__ sum_t load_lengths(const value_t* __restrict__ starts, const value_t* __restrict__ stops,
+                                              long long n, long long first, bool vector_ok, sum_t (&len)[EPT],
+                                              u64& bad) {
+  sum_t total = 0;
+  if (vector_ok && first + EPT <= n) {
+    typedef typename vec_of<VEC>::type V;
+    const V* s = reinterpret_cast<const V*>(starts + first);
+    const V* e = reinterpret_cast<const V*>(stops + first);
+#pragma unroll
+    for (int j = 0; j < EPT / VEC; ++j) {
+      const V sv = s[j];
+      const V ev = e[j];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const value_t a = element(sv, k), b = element(ev, k);
+        if (b < a && bad == ~0ull) bad = first + j * VEC + k;
+        len[j * VEC + k] = (sum_t)b - (sum_t)a;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) {
+      const long long i = first + k;
+      sum_t l = 0;
+      if (i < n) {
+        const value_t a = starts[i], b = stops[i];
+        if (b < a && bad == ~0ull) bad = i;
+        l = (sum_t)b - (sum_t)a;
+      }
+      len[k] = l;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < EPT; ++k) total += len[k];
+  return total;
+}
+
+__device__ __forceinline__ void report_bad(u64 bad, u64* error_index) {
+  if (bad != ~0ull) atomicMin(error_index, bad);
+}
+
+// ---- block-wide exclusive scan of one value per thread ---------------------------------------
+
+struct ScanShared {
+#if CUTUNE_ALGO == 0
+  sum_t tree[PADDED_SIZE(BLOCK)];
+#else
+  sum_t warp_totals[WARPS];
+#endif
+  sum_t block_total;
+  sum_t block_prefix;
+  int tile;
+};
+
+#if CUTUNE_ALGO == 0
+// Blelloch: up-sweep builds partial sums in place, down-sweep turns them into exclusive sums.
+__device__ __forceinline__ sum_t block_exclusive_scan(sum_t value, ScanShared& sh, sum_t& block_total) {
+  const int t = threadIdx.x;
+  sh.tree[padded(t)] = value;
+  __syncthreads();
+  for (int stride = 1; stride < BLOCK; stride <<= 1) {
+    const int i = (t + 1) * stride * 2 - 1;
+    if (i < BLOCK) sh.tree[padded(i)] += sh.tree[padded(i - stride)];
+    __syncthreads();
+  }
+  if (t == 0) {
+    sh.block_total = sh.tree[padded(BLOCK - 1)];
+    sh.tree[padded(BLOCK - 1)] = 0;
+  }
+  __syncthreads();
+  for (int stride = BLOCK / 2; stride >= 1; stride >>= 1) {
+    const int i = (t + 1) * stride * 2 - 1;
+    if (i < BLOCK) {
+      const sum_t left = sh.tree[padded(i - stride)];
+      sh.tree[padded(i - stride)] = sh.tree[padded(i)];
+      sh.tree[padded(i)] += left;
+    }
+    __syncthreads();
+  }
+  const sum_t result = sh.tree[padded(t)];
+  block_total = sh.block_total;
+  __syncthreads();  // the tree is reused by the next call
+  return result;
+}
+#else
+// Warp shuffles within each warp, then one warp scans the warp totals.
+__device__ __forceinline__ sum_t warp_inclusive_scan(sum_t value) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const sum_t other = __shfl_up_sync(FULL_MASK, value, offset);
+    if (lane >= offset) value += other;
+  }
+  return value;
+}
+
+__device__ __forceinline__ sum_t block_exclusive_scan(sum_t value, ScanShared& sh, sum_t& block_total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const sum_t inclusive = warp_inclusive_scan(value);
+  if (lane == 31) sh.warp_totals[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    const sum_t total = lane < WARPS ? sh.warp_totals[lane] : 0;
+    const sum_t scanned = warp_inclusive_scan(total);
+    if (lane < WARPS) sh.warp_totals[lane] = scanned - total;
+    if (lane == WARPS - 1) sh.block_total = scanned;
+  }
+  __syncthreads();
+  const sum_t result = sh.warp_totals[warp] + inclusive - value;
+  block_total = sh.block_total;
+  __syncthreads();
+  return result;
+}
+#endif
+
+// ---- writing offsets ---------------------------------------------------------------------------
+
+// Each thread holds EPT consecutive inclusive sums; they go out through shared memory so that
+// consecutive threads write consecutive 8-byte words (coalesced), since out+1 is only 8-byte aligned.
+__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,
+                                              const sum_t (&inclusive)[EPT], sum_t* staging) {
+  if (EPT == 1) {
+    const long long i = tile_first + threadIdx.x;
+    if (i < n) out[i + 1] = inclusive[0];
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < EPT; ++k) staging[padded(threadIdx.x * EPT + k)] = inclusive[k];
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < EPT; ++k) {
+    const int local = k * BLOCK + threadIdx.x;
+    const long long i = tile_first + local;
+    if (i < n) out[i + 1] = staging[padded(local)];
+  }
+}
+
+__device__ __forceinline__ bool vectors_aligned(const value_t* starts, const value_t* stops) {
+  return VEC == 1 ||
+         (((unsigned long long)starts | (unsigned long long)stops) % (VEC * sizeof(value_t))) == 0;
+}
+
+extern __shared__ __align__(16) unsigned char dynamic_shared[];
+
+// Scans one tile with a known exclusive offset and writes its offsets.
+__device__ __forceinline__ void finish_tile(sum_t* __restrict__ out, long long n, long long tile_first,
+                                            const sum_t (&len)[EPT], sum_t thread_prefix) {
+  sum_t inclusive[EPT];
+  sum_t running = thread_prefix;
+#pragma unroll
+  for (int k = 0; k < EPT; ++k) {
+    running += len[k];
+    inclusive[k] = running;
+  }
+  store_offsets(out, n, tile_first, inclusive, reinterpret_cast<sum_t*>(dynamic_shared));
+}
+
+#if CUTUNE_ALGO != 2
+// ---- three-launch scheme (blelloch, warp) --------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_tile_sums(const value_t* __restrict__ starts, const value_t* __restrict__ stops, long long n,
+               sum_t* __restrict__ tile_sums, u64* __restrict__ error_index) {
+  __shared__ ScanShared sh;
+  const long long tile_first = (long long)blockIdx.x * TILE;
+  sum_t len[EPT];
+  u64 bad = ~0ull;
+  const sum_t mine = load_lengths(starts, stops, n, tile_first + (long long)threadIdx.x * EPT,
+                                  vectors_aligned(starts, stops), len, bad);
+  report_bad(bad, error_index);
+  sum_t total;
+  block_exclusive_scan(mine, sh, total);
+  if (threadIdx.x == 0) tile_sums[blockIdx.x] = total;
+}
+
+// One block turns the tile sums into exclusive tile offsets, BLOCK at a time with a carry.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_tile_offsets(sum_t* __restrict__ tile_sums, long long tiles) {
+  __shared__ ScanShared sh;
+  sum_t carry = 0;
+  for (long long first = 0; first < tiles; first += BLOCK) {
+    const long long i = first + threadIdx.x;
+    const sum_t value = i < tiles ? tile_sums[i] : 0;
+    sum_t total;
+    const sum_t exclusive = block_exclusive_scan(value, sh, total);
+    if (i < tiles) tile_sums[i] = carry + exclusive;
+    carry += total;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_tiles(const value_t* __restrict__ starts, const value_t* __restrict__ stops, long long n,
+           const sum_t* __restrict__ tile_offsets, sum_t* __restrict__ out) {
+  __shared__ ScanShared sh;
+  const long long tile_first = (long long)blockIdx.x * TILE;
+  sum_t len[EPT];
+  u64 bad = ~0ull;  // already reported by scan_tile_sums
+  const sum_t mine = load_lengths(starts, stops, n, tile_first + (long long)threadIdx.x * EPT,
+                                  vectors_aligned(starts, stops), len, bad);
+  sum_t total;
+  const sum_t prefix = block_exclusive_scan(mine, sh, total);
+  if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = 0;
+  finish_tile(out, n, tile_first, len, tile_offsets[blockIdx.x] + prefix);
+}
+
+#else
+// ---- single pass with decoupled look-back --------------------------------------------------------
+//
+// Each tile publishes one 64-bit word: status in the top two bits, a 62-bit two's-complement
+// value below. One word means a reader never sees a status without its value. Sums beyond
+// ±2^61 (far past any offsets array that fits in memory) are not representable.
+
+#define STATUS_INVALID 0ull
+#define STATUS_AGGREGATE 1ull
+#define STATUS_PREFIX 2ull
+#define VALUE_MASK ((1ull << 62) - 1)
+
+__device__ __forceinline__ u64 pack(u64 status, sum_t value) { return (status << 62) | ((u64)value & VALUE_MASK); }
+__device__ __forceinline__ u64 status_of(u64 word) { return word >> 62; }
+__device__ __forceinline__ sum_t value_of(u64 word) { return ((sum_t)(word << 2)) >> 2; }
+
+__device__ __forceinline__ void publish(u64* state, long long tile, u64 status, sum_t value) {
+  // A relaxed store of the whole word is enough: status and value travel together.
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state + tile), "l"(pack(status, value)) : "memory");
+}
+
+__device__ __forceinline__ u64 observe(const u64* state, long long tile) {
+  u64 word;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(state + tile) : "memory");
+  return word;
+}
+
+// Warp 0 walks back over predecessors 32 at a time until it meets one with an inclusive prefix.
+__device__ __forceinline__ sum_t look_back(const u64* state, long long tile) {
+  const int lane = threadIdx.x & 31;
+  sum_t exclusive = 0;
+  long long window_last = tile - 1;  // lane 0 looks at the nearest predecessor
+  while (true) {
+    const long long pred = window_last - lane;
+    u64 word = pred >= 0 ? observe(state, pred) : pack(STATUS_PREFIX, 0);
+    while (__any_sync(FULL_MASK, status_of(word) == STATUS_INVALID)) {
+      if (status_of(word) == STATUS_INVALID) {
+        __nanosleep(20);
+        word = observe(state, pred);
+      }
+    }
+    const unsigned prefixes = __ballot_sync(FULL_MASK, status_of(word) == STATUS_PREFIX);
+    // Lanes up to and including the nearest PREFIX contribute; farther ones are already in it.
+    const int stop_lane = prefixes ? __ffs(prefixes) - 1 : 31;
+    sum_t contribution = lane <= stop_lane ? value_of(word) : 0;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) contribution += __shfl_xor_sync(FULL_MASK, contribution, offset);
+    exclusive += contribution;
+    if (prefixes) return exclusive;
+    window_last -= 32;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ stops, long long n,
+              u64* __restrict__ tile_state, unsigned int* __restrict__ tile_counter, sum_t* __restrict__ out,
+              u64* __restrict__ error_index) {
+  __shared__ ScanShared sh;
+  // Tiles are numbered in the order blocks start, so every predecessor is already running:
+  // waiting on it cannot deadlock.
+  if (threadIdx.x == 0) sh.tile = atomicAdd(tile_counter, 1u);
+  __syncthreads();
+  const long long tile = sh.tile;
+  const long long tile_first = tile * TILE;
+
+  sum_t len[EPT];
+  u64 bad = ~0ull;
+  const sum_t mine = load_lengths(starts, stops, n, tile_first + (long long)threadIdx.x * EPT,
+                                  vectors_aligned(starts, stops), len, bad);
+  report_bad(bad, error_index);
+  sum_t total;
+  const sum_t prefix = block_exclusive_scan(mine, sh, total);
+
+  if (tile == 0) {
+    if (threadIdx.x == 0) {
+      publish(tile_state, 0, STATUS_PREFIX, total);
+      sh.block_prefix = 0;
+      out[0] = 0;
+    }
+  } else if (threadIdx.x < 32) {
+    if (threadIdx.x == 0) publish(tile_state, tile, STATUS_AGGREGATE, total);
+    const sum_t exclusive = look_back(tile_state, tile);
+    if (threadIdx.x == 0) {
+      publish(tile_state, tile, STATUS_PREFIX, exclusive + total);
+      sh.block_prefix = exclusive;
+    }
+  }
+  __syncthreads();
+  finish_tile(out, n, tile_first, len, sh.block_prefix + prefix);
+}
+#endif

@@ -1,0 +1,37 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "session.hpp"
+#include "strategies/strategy.hpp"
+
+namespace cutune {
+
+struct TuneArgs {
+  bool list = false, best = false, compile_only = false, no_cache = false, quiet = false;
+  std::optional<std::string> kernel;
+  std::optional<int> device;
+  std::optional<std::string> type;
+  std::vector<std::int64_t> sizes;
+  std::optional<std::string> arch;
+  std::optional<std::string> strategy;
+  std::uint64_t seed = 1;
+  std::optional<std::int64_t> max_evals;
+  std::optional<double> time_limit;
+  std::optional<std::string> db;
+  std::optional<int> jobs;
+  std::string command_line;
+};
+
+// Dispatches to list / best / compile-only / tune. Throws UsageError for bad input,
+// EnvironmentError when the GPU side is missing, sql::DbError for database trouble.
+int run_command(const TuneArgs& args);
+
+int list_families();
+int print_best(const TuneArgs& args);
+int compile_only(const TuneArgs& args);
+int tune(const TuneArgs& args);
+
+}  // namespace cutune

@@ -1,0 +1,63 @@
+// `tune`: the cutune command line. Parses arguments, validates everything that can be validated
+// before touching the GPU or the database, then hands over to one command function.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "core/error.hpp"
+#include "cuda_driver.hpp"
+#include "sqlite.hpp"
+
+int main(int argc, char** argv) {
+  using namespace cutune;
+  CLI::App app{"cutune: autotune CUDA kernel families and keep every result in SQLite", "tune"};
+  app.set_version_flag("--version", tool_version());
+  TuneArgs args;
+  for (int i = 0; i < argc; ++i) args.command_line += (i ? " " : "") + std::string(argv[i]);
+
+  app.add_flag("--list", args.list, "list the kernel families, one line each");
+  app.add_flag("--best", args.best, "print the best stored config per (device, family, problem)");
+  app.add_flag("--compile-only", args.compile_only, "compile every config of the space with NVRTC; no GPU needed");
+  app.add_option("--kernel,-k", args.kernel, "kernel family to tune (see --list)");
+  app.add_option("--device,-d", args.device, "CUDA device ordinal");
+  app.add_option("--type", args.type, "element type of the problems (family-specific, e.g. int32)");
+  app.add_option("--n", args.sizes, "problem sizes (elements); repeat or give several")->expected(1, -1);
+  app.add_option("--arch", args.arch, "target architecture for --compile-only, e.g. sm_90");
+  app.add_option("--strategy", args.strategy, "search strategy (default: " + default_strategy_name() + ")");
+  app.add_option("--seed", args.seed, "seed for the strategy and the input data");
+  app.add_option("--max-evals", args.max_evals, "new evaluations per problem, at most");
+  app.add_option("--time-limit", args.time_limit, "wall-time limit in seconds, compiles included");
+  app.add_option("--db", args.db, "results database (default: $CUTUNE_DB, else ~/.local/share/cutune/cutune.db)");
+  app.add_option("--jobs,-j", args.jobs, "parallel compile processes (default: one per core)");
+  app.add_flag("--no-cache", args.no_cache, "do not read or write the compile cache");
+  app.add_flag("--quiet,-q", args.quiet, "no progress line");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "tune: error: " << e.what() << "\n";
+    return 2;
+  }
+
+  try {
+    return run_command(args);
+  } catch (const UsageError& e) {
+    std::cerr << "tune: error: " << e.what() << "\n";
+    return 2;
+  } catch (const EnvironmentError& e) {
+    std::cerr << "tune: error: " << e.what() << "\n";
+    return 3;
+  } catch (const sql::DbError& e) {
+    std::cerr << "tune: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "tune: error: " << e.what() << "\n";
+    return 1;
+  }
+}

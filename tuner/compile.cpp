@@ -1,0 +1,183 @@
+#include "compile.hpp"
+
+#include <nvrtc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "core/hash.hpp"
+
+namespace cutune {
+namespace {
+
+struct ProgramDeleter {
+  void operator()(nvrtcProgram program) const { nvrtcDestroyProgram(&program); }
+};
+using Program = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, ProgramDeleter>;
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_atomically(const std::filesystem::path& path, const char* data, std::size_t bytes) {
+  const auto temporary = path.string() + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    out.write(data, static_cast<std::streamsize>(bytes));
+    if (!out) return;  // a cache that cannot be written only costs speed
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) std::filesystem::remove(temporary, ec);
+}
+
+}  // namespace
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::string compile_key(const CompileRequest& r) {
+  Fnv1a hash;
+  hash.add(r.source).add(r.arch).add(nvrtc_version());
+  for (const auto& option : r.options) hash.add(option);
+  return hash.hex();
+}
+
+Compiled compile(const CompileRequest& r) {
+  Compiled result;
+  result.options = r.options;
+  result.options.push_back("--gpu-architecture=" + r.arch);
+  result.options.push_back("-std=c++17");
+  const auto started = std::chrono::steady_clock::now();
+
+  nvrtcProgram raw = nullptr;
+  nvrtcResult status = nvrtcCreateProgram(&raw, r.source.c_str(), r.program_name.c_str(), 0, nullptr, nullptr);
+  if (status != NVRTC_SUCCESS) {
+    result.log = std::string("nvrtcCreateProgram failed: ") + nvrtcGetErrorString(status);
+    return result;
+  }
+  Program program(raw);
+  std::vector<const char*> options;
+  for (const auto& o : result.options) options.push_back(o.c_str());
+  status = nvrtcCompileProgram(program.get(), static_cast<int>(options.size()), options.data());
+
+  std::size_t log_size = 0;
+  nvrtcGetProgramLogSize(program.get(), &log_size);
+  result.log.resize(log_size);
+  if (log_size) nvrtcGetProgramLog(program.get(), result.log.data());
+  while (!result.log.empty() && (result.log.back() == '\0' || result.log.back() == '\n')) result.log.pop_back();
+
+  if (status == NVRTC_SUCCESS) {
+    std::size_t cubin_size = 0;
+    status = nvrtcGetCUBINSize(program.get(), &cubin_size);
+    if (status == NVRTC_SUCCESS) {
+      result.cubin.resize(cubin_size);
+      status = nvrtcGetCUBIN(program.get(), result.cubin.data());
+    }
+    result.ok = status == NVRTC_SUCCESS && cubin_size > 0;
+    if (!result.ok) result.log += std::string("\nnvrtcGetCUBIN failed: ") + nvrtcGetErrorString(status);
+  } else if (result.log.empty()) {
+    result.log = std::string("nvrtcCompileProgram failed: ") + nvrtcGetErrorString(status);
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+std::string CompileCache::default_folder() {
+  if (const char* env = std::getenv("CUTUNE_CACHE"); env) return env;  // "" disables
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/cutune/cubins";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/cutune/cubins";
+  return {};
+}
+
+CompileCache::CompileCache(std::string folder) : folder_(std::move(folder)) {
+  if (folder_.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(folder_, ec);
+  if (ec) folder_.clear();  // unwritable: run without a cache rather than fail
+}
+
+std::optional<Compiled> CompileCache::find(const std::string& key) const {
+  if (!enabled()) return std::nullopt;
+  const std::filesystem::path meta_path = std::filesystem::path(folder_) / (key + ".json");
+  std::error_code ec;
+  if (!std::filesystem::exists(meta_path, ec)) return std::nullopt;
+  try {
+    const auto meta = nlohmann::json::parse(read_file(meta_path));
+    Compiled c;
+    c.ok = meta.at("ok").get<bool>();
+    c.log = meta.at("log").get<std::string>();
+    c.options = meta.at("options").get<std::vector<std::string>>();
+    c.seconds = meta.at("seconds").get<double>();
+    c.from_cache = true;
+    if (c.ok) {
+      const std::string cubin = read_file(std::filesystem::path(folder_) / (key + ".cubin"));
+      if (cubin.empty()) return std::nullopt;
+      c.cubin.assign(cubin.begin(), cubin.end());
+    }
+    return c;
+  } catch (const std::exception&) {
+    return std::nullopt;  // a damaged entry is recompiled
+  }
+}
+
+void CompileCache::put(const std::string& key, const Compiled& c) const {
+  if (!enabled()) return;
+  const std::filesystem::path folder(folder_);
+  // The cubin lands first, so a visible .json always has its cubin.
+  if (c.ok) write_atomically(folder / (key + ".cubin"), c.cubin.data(), c.cubin.size());
+  const std::string meta = nlohmann::json{{"ok", c.ok}, {"log", c.log}, {"options", c.options}, {"seconds", c.seconds}}.dump();
+  write_atomically(folder / (key + ".json"), meta.data(), meta.size());
+}
+
+Compiled CompileCache::compile_one(const CompileRequest& request) const {
+  const std::string key = compile_key(request);
+  if (auto hit = find(key)) return *hit;
+  Compiled fresh = compile(request);
+  put(key, fresh);
+  return fresh;
+}
+
+std::vector<Compiled> CompileCache::compile_all(const std::vector<CompileRequest>& requests, int jobs) const {
+  std::vector<std::size_t> missing;
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    if (!find(compile_key(requests[i]))) missing.push_back(i);
+
+  if (enabled() && jobs > 1 && missing.size() > 1) {
+    // Each child compiles every jobs-th missing request into the cache and exits; the parent
+    // then reads everything back from the cache. Children touch neither CUDA nor the database.
+    std::vector<pid_t> children;
+    const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(jobs), missing.size());
+    for (std::size_t w = 0; w < workers; ++w) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        for (std::size_t i = w; i < missing.size(); i += workers) {
+          const auto& request = requests[missing[i]];
+          put(compile_key(request), compile(request));
+        }
+        _exit(0);
+      }
+      if (pid > 0) children.push_back(pid);
+    }
+    for (pid_t child : children) waitpid(child, nullptr, 0);
+  }
+
+  std::vector<Compiled> results;
+  results.reserve(requests.size());
+  for (const auto& request : requests) results.push_back(compile_one(request));  // hits, or serial fallback
+  return results;
+}
+
+}  // namespace cutune

@@ -1,0 +1,57 @@
+#pragma once
+// NVRTC: source + -D options → cubin for one architecture. A failure is a value carrying the log
+// and the options, never an exception (compile errors are data). Results are cached on disk by a
+// key over source, options, architecture and NVRTC version, and batches compile in parallel
+// worker processes, since NVRTC scales across processes but not across threads.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cutune {
+
+struct CompileRequest {
+  std::string program_name;          // shown in NVRTC's log, e.g. "scan.cu"
+  std::string source;
+  std::vector<std::string> options;  // -D definitions; the architecture is added from `arch`
+  std::string arch;                  // "sm_90"
+};
+
+struct Compiled {
+  bool ok = false;
+  std::vector<char> cubin;
+  std::string log;  // NVRTC's log (warnings on success, errors on failure)
+  std::vector<std::string> options;  // the full option list NVRTC saw
+  double seconds = 0;  // time NVRTC took when this was first compiled (also for cache hits)
+  bool from_cache = false;
+};
+
+// NVRTC's version as "13.0".
+std::string nvrtc_version();
+
+// The cache key: covers source, options, architecture and NVRTC version.
+std::string compile_key(const CompileRequest& request);
+
+Compiled compile(const CompileRequest& request);
+
+// A folder of <key>.cubin + <key>.json files. Writes are atomic (temp file + rename), so
+// concurrent writers (worker processes, several tuners) never expose a half-written entry.
+class CompileCache {
+ public:
+  // $CUTUNE_CACHE, else $XDG_CACHE_HOME/cutune/cubins, else ~/.cache/cutune/cubins.
+  static std::string default_folder();
+  explicit CompileCache(std::string folder);  // empty folder: cache disabled
+
+  std::optional<Compiled> find(const std::string& key) const;
+  void put(const std::string& key, const Compiled& compiled) const;
+  bool enabled() const { return !folder_.empty(); }
+
+  // Compiles and caches (in `jobs` worker processes when the cache is enabled) every request
+  // not already cached; returns the results in request order.
+  std::vector<Compiled> compile_all(const std::vector<CompileRequest>& requests, int jobs) const;
+  Compiled compile_one(const CompileRequest& request) const;
+
+ private:
+  std::string folder_;
+};
+
+}  // namespace cutune

@@ -1,0 +1,325 @@
+#include "evaluate.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace cutune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+struct Timeout : Error {
+  using Error::Error;
+};
+
+// Launch-time failures (bad geometry, too many resources) leave the context usable.
+struct LaunchFailure : Error {
+  using Error::Error;
+};
+
+constexpr unsigned char kPoisonByte = 0xA5;  // outputs and scratch before a verified run
+
+}  // namespace
+
+std::string to_string(Status status) {
+  switch (status) {
+    case Status::ok: return "ok";
+    case Status::compile_error: return "compile_error";
+    case Status::load_error: return "load_error";
+    case Status::launch_error: return "launch_error";
+    case Status::runtime_fault: return "runtime_fault";
+    case Status::timeout: return "timeout";
+    case Status::wrong_result: return "wrong_result";
+  }
+  return "unknown";
+}
+
+// Device-side state for the current problem. Rebuilt from the host copies after a fault.
+struct GpuEvaluator::State {
+  Stream stream;
+  Event start, stop;
+  DeviceBuffer flush;
+  Problem problem;
+  HostBuffers inputs, expected;
+  std::vector<BufferSpec> io_specs;
+  std::map<std::string, DeviceBuffer> buffers;
+
+  DeviceBuffer& buffer(const std::string& name) {
+    auto it = buffers.find(name);
+    if (it == buffers.end()) throw Error("the plan names buffer '" + name + "', which no spec declares");
+    return it->second;
+  }
+
+  // Waits for the stream, polling so that a hung kernel becomes a Timeout instead of a hang.
+  void wait(double timeout_seconds) {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_seconds);
+    while (true) {
+      const CUresult r = cuda::driver().cuStreamQuery(stream.get());
+      if (r == CUDA_SUCCESS) return;
+      if (r != CUDA_ERROR_NOT_READY) cuda::throw_cuda_error(r, "cuStreamQuery", __FILE__, __LINE__);
+      if (Clock::now() > deadline)
+        throw Timeout("a run took longer than " + std::to_string(timeout_seconds) + " s (hung kernel?)");
+      std::this_thread::yield();
+    }
+  }
+};
+
+GpuEvaluator::GpuEvaluator(Device& device, const Family& family, MeasureOptions options)
+    : device_(device), family_(family), options_(options) {}
+
+GpuEvaluator::~GpuEvaluator() = default;
+
+void GpuEvaluator::set_problem(const Problem& problem, std::uint64_t seed) {
+  HostBuffers inputs;
+  for (const auto& spec : family_.buffers(problem))
+    if (spec.role == BufferRole::input) inputs.at(spec.name).resize(static_cast<std::size_t>(spec.bytes));
+  family_.generate_inputs(problem, seed, inputs);
+  set_problem(problem, std::move(inputs));
+}
+
+void GpuEvaluator::set_problem(const Problem& problem, HostBuffers inputs) {
+  device_.make_current();
+  auto state = std::make_unique<State>();
+  state->problem = problem;
+  state->io_specs = family_.buffers(problem);
+  state->expected = family_.reference(problem, inputs);
+  state->inputs = std::move(inputs);
+  if (options_.flush_l2) state->flush = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(2 * device_.limits().l2_bytes, 16 << 20)));
+  state_.reset();  // free the previous problem's buffers before allocating this one's
+  for (const auto& spec : state->io_specs) {
+    auto& b = state->buffers[spec.name] = DeviceBuffer(static_cast<std::size_t>(spec.bytes));
+    if (spec.role == BufferRole::input) {
+      const auto& host = state->inputs.at(spec.name);
+      b.upload(host.data(), host.size());
+    }
+  }
+  state_ = std::move(state);
+}
+
+void GpuEvaluator::rebuild_after_fault() {
+  // Free what we can while the context still exists (calls fail harmlessly), then reset it.
+  Problem problem = state_->problem;
+  HostBuffers inputs = std::move(state_->inputs);
+  state_.reset();
+  device_.reset_context();
+  set_problem(problem, std::move(inputs));
+}
+
+namespace {
+
+void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan, const std::map<std::string, CUfunction>& functions);
+
+}  // namespace
+
+Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const Compiled& compiled) {
+  Outcome outcome;
+  if (!compiled.ok) {
+    outcome.status = Status::compile_error;
+    outcome.error = compiled.log;
+    return outcome;
+  }
+  if (!usable_) {
+    outcome.status = Status::timeout;
+    outcome.error = "the device hung on an earlier config; restart to continue";
+    return outcome;
+  }
+  if (!state_) throw Error("GpuEvaluator::evaluate called before set_problem");
+  device_.make_current();
+  State& s = *state_;
+  const ConfigView view(space, config);
+  const std::vector<Step> plan = family_.plan(s.problem, view);
+
+  // ---- load: module, functions, resource checks -----------------------------------------------
+  std::unique_ptr<Module> module;
+  std::map<std::string, CUfunction> functions;
+  nlohmann::json launches = nlohmann::json::array();
+  try {
+    module = std::make_unique<Module>(compiled.cubin);
+    for (const auto& step : plan) {
+      const auto* launch = std::get_if<KernelLaunch>(&step);
+      if (!launch) continue;
+      CUfunction f = functions.count(launch->kernel) ? functions[launch->kernel] : module->function(launch->kernel);
+      functions[launch->kernel] = f;
+      auto attribute = [&](CUfunction_attribute which) {
+        int value = 0;
+        CUTUNE_CU(cuFuncGetAttribute, &value, which, f);
+        return value;
+      };
+      const unsigned threads = launch->block.x * launch->block.y * launch->block.z;
+      const int max_threads = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+      if (threads > static_cast<unsigned>(max_threads))
+        throw LaunchFailure(launch->kernel + " can run at most " + std::to_string(max_threads) + " threads per block (" +
+                            std::to_string(attribute(CU_FUNC_ATTRIBUTE_NUM_REGS)) + " registers each); the config asks " +
+                            std::to_string(threads));
+      const int static_shared = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+      if (launch->dynamic_shared_bytes > 0) {
+        const CUresult r = cuda::driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                             static_cast<int>(launch->dynamic_shared_bytes));
+        if (r != CUDA_SUCCESS)
+          throw LaunchFailure(launch->kernel + " needs " + std::to_string(launch->dynamic_shared_bytes + static_shared) +
+                              " bytes of shared memory per block: " + cuda::describe(r));
+      }
+      launches.push_back({{"kernel", launch->kernel},
+                          {"grid", {launch->grid.x, launch->grid.y, launch->grid.z}},
+                          {"block", {launch->block.x, launch->block.y, launch->block.z}},
+                          {"dynamic_shared_bytes", launch->dynamic_shared_bytes},
+                          {"static_shared_bytes", static_shared},
+                          {"registers", attribute(CU_FUNC_ATTRIBUTE_NUM_REGS)},
+                          {"local_bytes", attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)}});
+    }
+    for (const auto& spec : family_.scratch(s.problem, view)) {
+      auto& b = s.buffers[spec.name];
+      if (b.bytes() < static_cast<std::size_t>(spec.bytes)) b = DeviceBuffer(static_cast<std::size_t>(spec.bytes));
+    }
+  } catch (const LaunchFailure& e) {
+    outcome.status = Status::load_error;
+    outcome.error = e.what();
+    return outcome;
+  } catch (const cuda::CudaError& e) {
+    outcome.status = Status::load_error;
+    outcome.error = e.what();
+    if (e.poisons_context()) rebuild_after_fault();
+    return outcome;
+  }
+  outcome.launch_json = launches.dump();
+
+  auto verify = [&](const char* when) -> bool {
+    HostBuffers actual;
+    for (const auto& spec : s.io_specs) {
+      if (spec.role != BufferRole::output) continue;
+      auto& host = actual.at(spec.name);
+      host.resize(static_cast<std::size_t>(spec.bytes));
+      s.buffer(spec.name).download(host.data(), host.size());
+    }
+    const Verdict verdict = family_.compare(s.problem, s.expected, actual);
+    if (verdict.ok) return true;
+    outcome.status = Status::wrong_result;
+    outcome.error = std::string(when) + ": " + verdict.message;
+    outcome.error_index = verdict.first_bad_index;
+    return false;
+  };
+
+  try {
+    // ---- verified run on poisoned outputs and scratch -------------------------------------------
+    const auto verify_started = Clock::now();
+    for (auto& [name, buffer] : s.buffers) {
+      bool is_input = false;
+      for (const auto& spec : s.io_specs) is_input |= spec.name == name && spec.role == BufferRole::input;
+      if (!is_input && buffer.bytes()) CUTUNE_CU(cuMemsetD8Async, buffer.get(), kPoisonByte, buffer.bytes(), s.stream.get());
+    }
+    run_plan(s, plan, functions);
+    s.wait(options_.timeout_seconds);
+    const bool first_ok = verify("first run");
+    outcome.verify_seconds = seconds_since(verify_started);
+    if (!first_ok) return outcome;
+
+    // ---- warm-up and timed samples --------------------------------------------------------------
+    const auto bench_started = Clock::now();
+    for (int i = 0; i < options_.warmup_runs; ++i) run_plan(s, plan, functions);
+    s.wait(options_.timeout_seconds);
+    std::vector<double> samples;
+    while (!enough_samples(samples, options_)) {
+      if (options_.flush_l2)
+        CUTUNE_CU(cuMemsetD32Async, s.flush.get(), static_cast<unsigned>(samples.size()), s.flush.bytes() / 4, s.stream.get());
+      s.start.record(s.stream.get());
+      run_plan(s, plan, functions);
+      s.stop.record(s.stream.get());
+      s.wait(options_.timeout_seconds);
+      samples.push_back(s.stop.elapsed_ms_since(s.start));
+    }
+    outcome.benchmark_seconds = seconds_since(bench_started);
+
+    // ---- the last timed run must still be right (races show up here) -------------------------
+    const auto reverify_started = Clock::now();
+    const bool still_ok = verify("after timing");
+    outcome.verify_seconds += seconds_since(reverify_started);
+    if (!still_ok) return outcome;
+    outcome.measurement = summarize(std::move(samples));
+  } catch (const LaunchFailure& e) {
+    outcome.status = Status::launch_error;
+    outcome.error = e.what();
+    s.wait(options_.timeout_seconds);
+  } catch (const Timeout& e) {
+    outcome.status = Status::timeout;
+    outcome.error = e.what();
+    usable_ = false;  // the kernel may still be running; only a new process recovers
+  } catch (const cuda::CudaError& e) {
+    outcome.error = e.what();
+    if (e.poisons_context()) {
+      outcome.status = Status::runtime_fault;
+      rebuild_after_fault();
+    } else {
+      outcome.status = Status::launch_error;
+    }
+  }
+  return outcome;
+}
+
+namespace {
+
+void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan, const std::map<std::string, CUfunction>& functions) {
+  for (const auto& step : plan) {
+    if (const auto* memset = std::get_if<MemsetStep>(&step)) {
+      if (memset->bytes % 4) throw Error("memset of '" + memset->buffer + "' is not a whole number of 32-bit words");
+      CUTUNE_CU(cuMemsetD32Async, s.buffer(memset->buffer).get() + memset->byte_offset, memset->word,
+                static_cast<std::size_t>(memset->bytes / 4), s.stream.get());
+      continue;
+    }
+    const auto& launch = std::get<KernelLaunch>(step);
+    std::vector<std::array<unsigned char, 8>> storage(launch.args.size());
+    std::vector<void*> params(launch.args.size());
+    for (std::size_t i = 0; i < launch.args.size(); ++i) {
+      std::visit(
+          [&](const auto& arg) {
+            using A = std::decay_t<decltype(arg)>;
+            if constexpr (std::is_same_v<A, BufferArg>) {
+              const CUdeviceptr pointer = s.buffer(arg.buffer).get() + static_cast<CUdeviceptr>(arg.byte_offset);
+              std::memcpy(storage[i].data(), &pointer, sizeof pointer);
+            } else {
+              std::memcpy(storage[i].data(), &arg, sizeof arg);
+            }
+          },
+          launch.args[i]);
+      params[i] = storage[i].data();
+    }
+    const CUresult r = cuda::driver().cuLaunchKernel(
+        functions.at(launch.kernel), launch.grid.x, launch.grid.y, launch.grid.z, launch.block.x, launch.block.y,
+        launch.block.z, launch.dynamic_shared_bytes, s.stream.get(), params.data(), nullptr);
+    if (r != CUDA_SUCCESS) {
+      cuda::CudaError error(launch.kernel + " launch failed: " + cuda::describe(r), r);
+      if (error.poisons_context()) throw error;
+      throw LaunchFailure(error.what());
+    }
+  }
+}
+
+}  // namespace
+
+double GpuEvaluator::measure_copy_bandwidth(Device& device) {
+  device.make_current();
+  const std::size_t bytes = static_cast<std::size_t>(
+      std::min<std::int64_t>(std::int64_t{512} << 20, device.fingerprint().memory_bytes / 8));
+  DeviceBuffer source(bytes), destination(bytes);
+  Stream stream;
+  Event start, stop;
+  CUTUNE_CU(cuMemsetD32Async, source.get(), 0x3f800000u, bytes / 4, stream.get());  // 1.0f, not zeros
+  for (int i = 0; i < 3; ++i) CUTUNE_CU(cuMemcpyDtoDAsync, destination.get(), source.get(), bytes, stream.get());
+  stream.synchronize();
+  std::vector<double> samples;
+  for (int i = 0; i < 20; ++i) {
+    start.record(stream.get());
+    CUTUNE_CU(cuMemcpyDtoDAsync, destination.get(), source.get(), bytes, stream.get());
+    stop.record(stream.get());
+    stream.synchronize();
+    samples.push_back(stop.elapsed_ms_since(start));
+  }
+  const double median_ms = summarize(samples).median_ms;
+  return 2.0 * static_cast<double>(bytes) / (median_ms * 1e-3) / 1e9;
+}
+
+}  // namespace cutune

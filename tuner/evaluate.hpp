@@ -1,0 +1,65 @@
+#pragma once
+// One configuration end to end on the GPU: load its cubin → launch the family's plan on poisoned
+// outputs → verify against the CPU reference → warm up → timed samples with L2 flushes →
+// verify again. Every failure becomes a status on the outcome, never an exception that ends
+// the run; a fault that poisons the context resets it and restores the problem's buffers.
+//
+// Everything it takes (family, problem, config, cubin) and returns is plain data, so this can
+// move behind a worker-process boundary without changing callers.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "compile.hpp"
+#include "device.hpp"
+#include "family.hpp"
+#include "measure.hpp"
+
+namespace cutune {
+
+enum class Status { ok, compile_error, load_error, launch_error, runtime_fault, timeout, wrong_result };
+std::string to_string(Status status);
+
+struct Outcome {
+  Status status = Status::ok;
+  std::optional<Measurement> measurement;  // only when ok
+  std::string error;
+  std::optional<std::int64_t> error_index;
+  double verify_seconds = 0, benchmark_seconds = 0;
+  std::string launch_json;  // per kernel: grid, block, dynamic shared memory, registers, spills
+};
+
+class GpuEvaluator {
+ public:
+  GpuEvaluator(Device& device, const Family& family, MeasureOptions options);
+  ~GpuEvaluator();
+  GpuEvaluator(const GpuEvaluator&) = delete;  // owns device buffers
+  GpuEvaluator& operator=(const GpuEvaluator&) = delete;
+
+  // Generates inputs (seeded), computes the CPU reference and uploads the inputs.
+  void set_problem(const Problem& problem, std::uint64_t seed);
+  // Or with given inputs (tests plant bad indices this way).
+  void set_problem(const Problem& problem, HostBuffers inputs);
+
+  Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled);
+
+  // After a timeout the device cannot be trusted until the process exits.
+  bool usable() const { return usable_; }
+
+  // Median device-to-device copy bandwidth in GB/s (bytes read + written).
+  static double measure_copy_bandwidth(Device& device);
+
+  struct State;  // device buffers and host copies of the current problem (evaluate.cpp)
+
+ private:
+  void rebuild_after_fault();
+  Device& device_;
+  const Family& family_;
+  MeasureOptions options_;
+  std::unique_ptr<State> state_;
+  bool usable_ = true;
+};
+
+}  // namespace cutune

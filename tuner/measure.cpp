@@ -1,0 +1,37 @@
+#include "measure.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace cutune {
+
+Measurement summarize(std::vector<double> samples_ms) {
+  Measurement m;
+  m.samples_ms = samples_ms;
+  if (samples_ms.empty()) return m;
+  std::sort(samples_ms.begin(), samples_ms.end());
+  const std::size_t n = samples_ms.size();
+  m.median_ms = n % 2 ? samples_ms[n / 2] : 0.5 * (samples_ms[n / 2 - 1] + samples_ms[n / 2]);
+  m.min_ms = samples_ms.front();
+  m.max_ms = samples_ms.back();
+  m.mean_ms = std::accumulate(samples_ms.begin(), samples_ms.end(), 0.0) / static_cast<double>(n);
+  double squares = 0;
+  for (double s : samples_ms) squares += (s - m.mean_ms) * (s - m.mean_ms);
+  m.stdev_ms = n > 1 ? std::sqrt(squares / static_cast<double>(n - 1)) : 0.0;
+  return m;
+}
+
+bool enough_samples(const std::vector<double>& samples_ms, const MeasureOptions& options) {
+  const auto n = static_cast<int>(samples_ms.size());
+  if (n >= options.max_samples) return true;
+  const double total_ms = std::accumulate(samples_ms.begin(), samples_ms.end(), 0.0);
+  if (n > 0 && total_ms >= options.max_sample_seconds * 1e3) return true;
+  if (n < options.min_samples) return false;
+  const Measurement m = summarize(samples_ms);
+  if (m.mean_ms <= 0) return true;
+  const double relative_error = m.stdev_ms / std::sqrt(static_cast<double>(n)) / m.mean_ms;
+  return relative_error < options.target_relative_error;
+}
+
+}  // namespace cutune

@@ -1,0 +1,31 @@
+#pragma once
+// Timing statistics and the stopping rule. Pure functions, so they are tested without a GPU;
+// evaluate.cpp does the timed launches with CUDA events.
+#include <cstddef>
+#include <vector>
+
+namespace cutune {
+
+struct MeasureOptions {
+  int warmup_runs = 2;          // untimed runs after verification: module load, caches, clocks
+  int min_samples = 10;
+  int max_samples = 200;
+  double max_sample_seconds = 1.0;  // cap on summed sample time per config
+  // Stop once the relative standard error of the mean is below this (0.5 %).
+  double target_relative_error = 0.005;
+  bool flush_l2 = true;         // overwrite a buffer of 2× L2 before every sample
+  double timeout_seconds = 10;  // one run longer than this counts as a hang
+};
+
+struct Measurement {
+  std::vector<double> samples_ms;
+  double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, stdev_ms = 0;
+};
+
+Measurement summarize(std::vector<double> samples_ms);
+
+// True once enough samples were taken: the minimum count is reached and the mean is known to
+// the target relative error, or a cap on count or summed time is hit.
+bool enough_samples(const std::vector<double>& samples_ms, const MeasureOptions& options);
+
+}  // namespace cutune

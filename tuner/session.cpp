@@ -1,0 +1,255 @@
+#include "session.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <map>
+
+#include "core/hash.hpp"
+#include "evaluate.hpp"
+#include "strategies/strategy.hpp"
+
+namespace cutune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted = true; }
+
+// Ctrl-C finishes the config in flight, stores it, and ends the run cleanly.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted = false;
+    previous_ = std::signal(SIGINT, on_interrupt);
+  }
+  ~InterruptGuard() { std::signal(SIGINT, previous_); }
+  InterruptGuard(const InterruptGuard&) = delete;  // restores one handler once
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  void (*previous_)(int) = SIG_DFL;
+};
+
+std::string format_duration(double seconds) {
+  if (seconds < 0) return "?";
+  const auto s = static_cast<long long>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+// One line, rewritten in place on a terminal; on a pipe, a line every few seconds.
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled), tty_(isatty(STDERR_FILENO)) {}
+  void update(const std::string& text, bool force = false) {
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    if (!force && now - last_ < (tty_ ? std::chrono::milliseconds(100) : std::chrono::seconds(5))) return;
+    last_ = now;
+    if (tty_)
+      std::cerr << "\r\033[K" << text << std::flush;
+    else
+      std::cerr << text << '\n';
+  }
+  void finish() {
+    if (enabled_ && tty_) std::cerr << '\n';
+  }
+
+ private:
+  bool enabled_, tty_;
+  Clock::time_point last_{};
+};
+
+}  // namespace
+
+std::string Budget::describe() const {
+  std::string text;
+  if (max_evals) text += fmt::format("max_evals={}", *max_evals);
+  if (time_limit_seconds) text += fmt::format("{}time_limit={}s", text.empty() ? "" : ",", *time_limit_seconds);
+  return text.empty() ? "unlimited" : text;
+}
+
+std::string tool_version() { return "cutune 0.1.0"; }
+
+Session::Session(const Family& family, Device& device, db::Store& store, SessionOptions options)
+    : family_(family), device_(device), store_(store), options_(std::move(options)) {}
+
+SessionResult Session::run() {
+  InterruptGuard interrupt_guard;
+  const auto started = Clock::now();
+  SessionResult result;
+
+  // ---- device, template, run ---------------------------------------------------------------------
+  const std::int64_t device_id = store_.upsert_device(device_.fingerprint());
+  auto stored_device = store_.device_by_uuid(device_.fingerprint().uuid);
+  double copy_gbs = stored_device && stored_device->copy_bandwidth_gbs ? *stored_device->copy_bandwidth_gbs : 0;
+  if (copy_gbs <= 0) {
+    copy_gbs = GpuEvaluator::measure_copy_bandwidth(device_);
+    store_.set_copy_bandwidth(device_id, copy_gbs);
+  }
+  const std::string source = family_.source();
+  const std::int64_t template_id = store_.upsert_template(family_.name(), content_hash(source), source);
+  const Space space = family_.space(device_.limits());
+  const std::size_t space_size = space.enumerate().size();
+
+  db::RunRecord run;
+  run.family = family_.name();
+  run.device_id = device_id;
+  run.template_id = template_id;
+  run.strategy = options_.strategy;
+  run.seed = static_cast<std::int64_t>(options_.seed);
+  run.budget = options_.budget.describe();
+  run.command = options_.command;
+  run.tool_version = tool_version();
+  result.run_id = store_.begin_run(run);
+
+  const CompileCache cache(options_.cache_folder);
+  GpuEvaluator evaluator(device_, family_, options_.measure);
+  Progress progress(options_.progress);
+  const std::size_t per_problem = options_.budget.max_evals
+                                      ? std::min<std::size_t>(space_size, static_cast<std::size_t>(*options_.budget.max_evals))
+                                      : space_size;
+  const std::size_t total = per_problem * options_.problems.size();
+  std::size_t done = 0;  // evaluated or skipped, over all problems
+  double evaluation_seconds = 0;
+
+  auto out_of_time = [&] {
+    return options_.budget.time_limit_seconds &&
+           std::chrono::duration<double>(Clock::now() - started).count() >= *options_.budget.time_limit_seconds;
+  };
+
+  for (const Problem& problem : options_.problems) {
+    if (result.interrupted) break;
+    db::ProblemRecord problem_record{0, family_.name(), problem.key, problem.size, problem.dtype, problem.fields.dump()};
+    const std::int64_t problem_id = store_.upsert_problem(problem_record);
+    auto already = store_.measured_configs(device_id, template_id, problem_id);
+    const Work work = family_.work(problem);
+    evaluator.set_problem(problem, options_.seed ^ 0x5eedULL);
+
+    auto strategy = make_strategy(options_.strategy, space, options_.seed);
+    std::optional<double> best_ms;
+    std::string best_config;
+    std::int64_t new_evaluations = 0;
+    std::size_t problem_done = 0;
+
+    while (problem_done < per_problem) {
+      const std::size_t batch_size = std::max<std::size_t>(16, 4 * static_cast<std::size_t>(options_.compile_jobs));
+      std::vector<Config> batch = strategy->propose(std::min(batch_size, per_problem - problem_done));
+      if (batch.empty()) break;
+
+      // Compile the batch's unseen configs together (parallel worker processes), then evaluate.
+      std::vector<CompileRequest> requests;
+      std::vector<std::size_t> request_of(batch.size(), SIZE_MAX);
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (already.count(space.key(batch[i]))) continue;
+        auto options = config_definitions(space, batch[i]);
+        for (auto& d : family_.problem_definitions(problem)) options.push_back(d);
+        request_of[i] = requests.size();
+        requests.push_back({family_.template_file(), source, std::move(options), device_.limits().arch()});
+      }
+      const std::vector<Compiled> compiled = cache.compile_all(requests, options_.compile_jobs);
+
+      for (std::size_t i = 0; i < batch.size() && problem_done < per_problem; ++i) {
+        const Config& config = batch[i];
+        const std::string key = space.key(config);
+        Observation observation{config, std::nullopt, 0};
+        if (auto it = already.find(key); it != already.end()) {
+          observation.objective = it->second;
+          ++result.skipped;
+        } else {
+          if (g_interrupted || out_of_time() || !evaluator.usable()) {
+            result.interrupted = true;
+            result.stop_reason = g_interrupted        ? "interrupted"
+                                 : !evaluator.usable() ? "a kernel hung; the device needs a fresh process"
+                                                       : "time limit reached";
+            break;
+          }
+          const auto evaluate_started = Clock::now();
+          const Compiled& c = compiled[request_of[i]];
+          const Outcome outcome = evaluator.evaluate(space, config, c);
+
+          db::ResultRecord row;
+          row.run_id = result.run_id;
+          row.device_id = device_id;
+          row.template_id = template_id;
+          row.problem_id = problem_id;
+          row.config = key;
+          row.config_json = space.json(config);
+          row.status = to_string(outcome.status);
+          row.compile_s = c.seconds;
+          row.verify_s = outcome.verify_seconds;
+          row.benchmark_s = outcome.benchmark_seconds;
+          row.error = outcome.error;
+          row.error_index = outcome.error_index;
+          row.launch_json = outcome.launch_json.empty() ? "[]" : outcome.launch_json;
+          if (outcome.measurement) {
+            const Measurement& m = *outcome.measurement;
+            row.time_ms_median = m.median_ms;
+            row.time_ms_min = m.min_ms;
+            row.time_ms_max = m.max_ms;
+            row.time_ms_stdev = m.stdev_ms;
+            row.samples = static_cast<int>(m.samples_ms.size());
+            if (work.bytes > 0) {
+              row.gbs = work.bytes / (m.median_ms * 1e-3) / 1e9;
+              row.copy_fraction = *row.gbs / copy_gbs;
+            }
+            if (work.flops > 0) row.gflops = work.flops / (m.median_ms * 1e-3) / 1e9;
+            observation.objective = m.median_ms;
+          }
+          row.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+          store_.add_result(row);
+          observation.cost_seconds = c.seconds + outcome.verify_seconds + outcome.benchmark_seconds;
+          evaluation_seconds += std::chrono::duration<double>(Clock::now() - evaluate_started).count() +
+                                (c.from_cache ? 0 : c.seconds / std::max(1, options_.compile_jobs));
+          ++result.evaluated;
+          ++new_evaluations;
+        }
+        strategy->observe(observation);
+        if (observation.objective && (!best_ms || *observation.objective < *best_ms)) {
+          best_ms = observation.objective;
+          best_config = key;
+        }
+        ++problem_done;
+        ++done;
+        const double per_eval = result.evaluated ? evaluation_seconds / static_cast<double>(result.evaluated) : -1;
+        progress.update(fmt::format("[{} {}] {}/{} configs  ETA {}  best {}", family_.name(), problem.key, done, total,
+                                    format_duration(per_eval * static_cast<double>(total - done)),
+                                    best_ms ? fmt::format("{:.4f} ms ({})", *best_ms, best_config) : "none yet"),
+                        done == total);
+      }
+      if (result.interrupted) break;
+    }
+    done += per_problem - problem_done;  // a strategy that ran out early
+  }
+  progress.finish();
+  store_.finish_run(result.run_id, result.interrupted ? "interrupted" : "finished");
+  return result;
+}
+
+void print_best_table(std::ostream& out, const std::vector<db::BestRow>& rows) {
+  if (rows.empty()) {
+    out << "no successful results stored\n";
+    return;
+  }
+  std::string device;
+  for (const auto& row : rows) {
+    if (row.device_name + row.device_uuid != device) {
+      device = row.device_name + row.device_uuid;
+      out << fmt::format("\n{} ({})\n", row.device_name, row.device_uuid);
+      out << fmt::format("  {:<8} {:<40} {:>11} {:>9} {:>7}  {}\n", "family", "problem", "time (ms)", "GB/s", "copy",
+                         "best config");
+    }
+    out << fmt::format("  {:<8} {:<40} {:>11.4f} {:>9} {:>7}  {}\n", row.family, row.problem_key, row.time_ms,
+                       row.gbs ? fmt::format("{:.1f}", *row.gbs) : "-",
+                       row.copy_fraction ? fmt::format("{:.1f}%", 100 * *row.copy_fraction) : "-", row.config);
+  }
+}
+
+}  // namespace cutune

@@ -1,0 +1,60 @@
+#pragma once
+// One tuning run: family × device × problems × strategy × budget → results in the store.
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compile.hpp"
+#include "device.hpp"
+#include "family.hpp"
+#include "measure.hpp"
+#include "store.hpp"
+
+namespace cutune {
+
+struct Budget {
+  std::optional<std::int64_t> max_evals;     // new evaluations per problem
+  std::optional<double> time_limit_seconds;  // wall time for the whole session, compiles included
+  std::string describe() const;
+};
+
+struct SessionOptions {
+  std::vector<Problem> problems;
+  std::string strategy;
+  std::uint64_t seed = 0;
+  Budget budget;
+  int compile_jobs = 1;
+  std::string cache_folder;  // empty: no compile cache
+  MeasureOptions measure;
+  std::string command;       // the command line, stored with the run
+  bool progress = true;      // progress line on stderr
+};
+
+struct SessionResult {
+  std::int64_t run_id = 0;
+  std::int64_t evaluated = 0, skipped = 0;
+  bool interrupted = false;  // Ctrl-C or a hung kernel ended it early; results so far are stored
+  std::string stop_reason;
+};
+
+class Session {
+ public:
+  Session(const Family& family, Device& device, db::Store& store, SessionOptions options);
+  SessionResult run();
+
+ private:
+  const Family& family_;
+  Device& device_;
+  db::Store& store_;
+  SessionOptions options_;
+};
+
+// Table of best configs (per device and problem), as printed by `tune --best` and after a run.
+void print_best_table(std::ostream& out, const std::vector<db::BestRow>& rows);
+
+// Stamped into runs and reports.
+std::string tool_version();
+
+}  // namespace cutune
