@@ -32,6 +32,23 @@ int default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 std::string database_path(const TuneArgs& args) { return args.db ? *args.db : db::default_database_path(); }
 
+// Fails early, before the GPU is touched or anything is created, when the database could not
+// be written: its nearest existing ancestor must be a writable folder (or it a writable file).
+void check_database_writable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path probe = fs::absolute(path, ec);
+  if (fs::exists(probe, ec)) {
+    if (fs::is_directory(probe, ec) || access(probe.c_str(), W_OK) != 0)
+      throw UsageError("cannot write database '" + path + "': not a writable file");
+    return;
+  }
+  for (probe = probe.parent_path(); !probe.empty() && !fs::exists(probe, ec); probe = probe.parent_path()) {
+  }
+  if (probe.empty() || !fs::is_directory(probe, ec) || access(probe.c_str(), W_OK | X_OK) != 0)
+    throw UsageError("cannot write database '" + path + "': '" + probe.string() + "' is not a writable folder");
+}
+
 }  // namespace
 
 int run_command(const TuneArgs& args) {
@@ -123,6 +140,7 @@ int tune(const TuneArgs& args) {
   options.progress = !args.quiet;
 
   if (*args.device < 0) throw UsageError("--device must be 0 or more");
+  check_database_writable(database_path(args));
   if (*args.device >= device_count())
     throw UsageError(fmt::format("no CUDA device {} (this machine has {})", *args.device, device_count()));
   Device device(*args.device);

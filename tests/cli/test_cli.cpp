@@ -1,0 +1,166 @@
+// Runs the real `tune` binary: help, listing, and bad input (one line on stderr, exit 2, and
+// nothing already stored is lost).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "store.hpp"
+
+namespace {
+
+struct CommandRun {
+  int exit_code = -1;
+  std::string out, err;
+  int err_lines() const {
+    int lines = 0;
+    for (char c : err) lines += c == '\n';
+    return lines;
+  }
+};
+
+std::filesystem::path temp_folder() {
+  auto folder = std::filesystem::temp_directory_path() /
+                ("cutune-cli-" + std::to_string(getpid()) + "-" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  return folder;
+}
+
+CommandRun tune(const std::string& arguments) {
+  const auto folder = std::filesystem::temp_directory_path() / ("cutune-cli-out-" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  const std::string out = (folder / "out").string(), err = (folder / "err").string();
+  const std::string command = std::string(TUNE_BINARY) + " " + arguments + " >" + out + " 2>" + err;
+  const int status = std::system(command.c_str());
+  CommandRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream o, e;
+  o << std::ifstream(out).rdbuf();
+  e << std::ifstream(err).rdbuf();
+  run.out = o.str();
+  run.err = e.str();
+  std::filesystem::remove_all(folder);
+  return run;
+}
+
+bool machine_has_cuda_driver() { return tune("--best --device 0 --db /nonexistent/none.db").exit_code != 3; }
+
+std::int64_t count_results(const std::string& path) {
+  cutune::sql::Database db(path, cutune::sql::Database::Mode::read_only);
+  auto s = db.prepare("SELECT COUNT(*) FROM results");
+  s.step();
+  return s.column_int(0);
+}
+
+// A database holding one result, standing for earlier work that bad input must not harm.
+std::string seeded_database(const std::filesystem::path& folder) {
+  const std::string path = (folder / "kept.db").string();
+  cutune::db::Store store(path);
+  cutune::db::DeviceRecord d;
+  d.uuid = "GPU-test";
+  d.name = "Test GPU";
+  const auto device = store.upsert_device(d);
+  const auto tmpl = store.upsert_template("scan", "h", "s");
+  const auto problem = store.upsert_problem({0, "scan", "n=1,type=int32", 1, "int32", "{}"});
+  const auto run = store.begin_run({0, "scan", device, tmpl, "brute_force", 1, "", "", "", "", "", ""});
+  cutune::db::ResultRecord r;
+  r.run_id = run;
+  r.device_id = device;
+  r.template_id = tmpl;
+  r.problem_id = problem;
+  r.config = "algo=warp";
+  r.config_json = "{}";
+  r.status = "ok";
+  r.time_ms_median = 1.0;
+  r.launch_json = "[]";
+  store.add_result(r);
+  return path;
+}
+
+void expect_usage_error(const CommandRun& run, const std::string& message) {
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(run.err_lines(), 1) << run.err;
+  EXPECT_NE(run.err.find("tune: error: "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(message), std::string::npos) << run.err;
+}
+
+}  // namespace
+
+TEST(Cli, HelpListsTheMainOptions) {
+  const CommandRun run = tune("--help");
+  EXPECT_EQ(run.exit_code, 0);
+  for (const char* option : {"--kernel", "--device", "--compile-only", "--best", "--list", "--db", "--type", "--n"})
+    EXPECT_NE(run.out.find(option), std::string::npos) << option;
+}
+
+TEST(Cli, ListPrintsOneLinePerFamily) {
+  const CommandRun run = tune("--list");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out.rfind("scan ", 0), 0u) << run.out;
+  for (std::size_t start = 0; start < run.out.size();) {
+    const auto end = run.out.find('\n', start);
+    ASSERT_NE(end, std::string::npos);
+    EXPECT_GT(end - start, 10u);
+    start = end + 1;
+  }
+}
+
+TEST(Cli, BadInputIsOneLineAndExitTwo) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(folder);
+  const std::string with_db = " --db " + db;
+  expect_usage_error(tune("--kernel nosuch --device 0" + with_db), "unknown kernel 'nosuch'");
+  expect_usage_error(tune("--kernel scan --device 0 --type float16" + with_db), "unknown --type 'float16'");
+  expect_usage_error(tune("--kernel scan --device 0 --n 0" + with_db), "--n must be positive");
+  expect_usage_error(tune("--kernel scan --device 0 --n -7" + with_db), "--n must be positive");
+  expect_usage_error(tune("--kernel scan --device 0 --strategy nosuch" + with_db), "unknown --strategy");
+  expect_usage_error(tune("--kernel scan --device 0 --max-evals 0" + with_db), "--max-evals must be positive");
+  expect_usage_error(tune("--kernel scan --device 0 --n banana" + with_db), "--n");
+  expect_usage_error(tune("--kernel scan --compile-only --arch sm_5" + with_db), "unknown --arch");
+  expect_usage_error(tune("--kernel scan --device -1" + with_db), "--device");
+  expect_usage_error(tune("--bogus-flag"), "bogus");
+  expect_usage_error(tune("--kernel scan"), "--device");
+  EXPECT_EQ(count_results(db), 1);  // nothing stored, nothing lost
+}
+
+TEST(Cli, UnwritableDatabaseIsOneLineAndExitTwo) {
+  const auto folder = temp_folder();
+  { std::ofstream(folder / "a-file") << "not a folder"; }
+  expect_usage_error(tune("--kernel scan --device 0 --n 1024 --db " + (folder / "a-file" / "x.db").string()),
+                     "cannot write database");
+}
+
+TEST(Cli, BestWithoutADatabaseSaysSo) {
+  const auto folder = temp_folder();
+  expect_usage_error(tune("--best --db " + (folder / "none.db").string()), "no database");
+}
+
+TEST(Cli, BestPrintsStoredResults) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(folder);
+  const CommandRun run = tune("--best --kernel scan --db " + db);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("algo=warp"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("n=1,type=int32"), std::string::npos) << run.out;
+}
+
+TEST(Cli, GpuCommandWithoutDriverOrDeviceIsOneLine) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(folder);
+  if (machine_has_cuda_driver()) {
+    expect_usage_error(tune("--kernel scan --device 99 --n 1024 --db " + db), "no CUDA device 99");
+  } else {
+    const CommandRun run = tune("--kernel scan --device 0 --n 1024 --db " + db);
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_EQ(run.err_lines(), 1) << run.err;
+    EXPECT_NE(run.err.find("no CUDA driver"), std::string::npos) << run.err;
+  }
+  EXPECT_EQ(count_results(db), 1);
+}

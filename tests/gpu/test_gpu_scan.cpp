@@ -1,0 +1,226 @@
+// Real tuning of the scan family on the device: every variant verified, resume, bad indices
+// anywhere, a planted wrong variant rejected, and a faulting variant contained.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "evaluate.hpp"
+#include "scan.hpp"
+#include "session.hpp"
+
+using namespace cutune;
+
+namespace {
+
+struct TempDb {
+  std::filesystem::path folder = std::filesystem::temp_directory_path() /
+                                 ("cutune-gpu-" + std::to_string(getpid()) + "-" +
+                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::string path = (folder / "results.db").string();
+  TempDb() {
+    std::filesystem::remove_all(folder);
+    std::filesystem::create_directories(folder);
+  }
+  ~TempDb() { std::filesystem::remove_all(folder); }
+};
+
+Device& device() {
+  static Device d(0);
+  return d;
+}
+
+MeasureOptions quick() {
+  MeasureOptions o;
+  o.warmup_runs = 1;
+  o.min_samples = 3;
+  o.max_samples = 10;
+  return o;
+}
+
+SessionOptions session_options(std::vector<Problem> problems) {
+  SessionOptions o;
+  o.problems = std::move(problems);
+  o.strategy = "brute_force";
+  o.compile_jobs = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  o.cache_folder = CompileCache::default_folder();
+  o.measure = quick();
+  o.progress = false;
+  return o;
+}
+
+std::map<std::string, int> status_counts(const std::vector<db::ResultRecord>& rows) {
+  std::map<std::string, int> counts;
+  for (const auto& r : rows) ++counts[r.status];
+  return counts;
+}
+
+// Scan with its template edited: how tests plant a wrong or faulting variant.
+class EditedScan : public ScanFamily {
+ public:
+  EditedScan(std::string from, std::string to) : from_(std::move(from)), to_(std::move(to)) {}
+  std::string source() const override {
+    std::string text = ScanFamily::source();
+    const auto at = text.find(from_);
+    if (at == std::string::npos) throw Error("EditedScan: '" + from_ + "' not in the template");
+    return text.replace(at, from_.size(), to_);
+  }
+
+ private:
+  std::string from_, to_;
+};
+
+}  // namespace
+
+TEST(GpuScan, EveryConfigOfTheSpaceVerifiesOnAwkwardSizesAndOffsets) {
+  TempDb t;
+  db::Store store(t.path);
+  ScanFamily scan;
+  const std::vector<Problem> problems{ScanFamily::make_problem(100'003, "int32"),
+                                      ScanFamily::make_problem(65'537, "int64", 1, 2),  // misaligned: scalar path
+                                      ScanFamily::make_problem(3'001, "uint32", 4, 0)};
+  Session session(scan, device(), store, session_options(problems));
+  const SessionResult result = session.run();
+  const std::size_t space_size = scan.space(device().limits()).enumerate().size();
+  EXPECT_EQ(result.evaluated, static_cast<std::int64_t>(space_size * problems.size()));
+  const auto rows = store.results_of_run(result.run_id);
+  ASSERT_EQ(rows.size(), space_size * problems.size());
+  const auto counts = status_counts(rows);
+  EXPECT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts.count("ok") ? counts.at("ok") : 0, static_cast<int>(rows.size()));
+  for (const auto& r : rows) {
+    ASSERT_EQ(r.status, "ok") << r.config << ": " << r.error;
+    EXPECT_GE(r.samples, 3);
+    EXPECT_GT(*r.time_ms_median, 0);
+    EXPECT_LE(*r.time_ms_min, *r.time_ms_median);
+    EXPECT_GE(*r.time_ms_max, *r.time_ms_median);
+    EXPECT_GT(r.verify_s, 0);  // every variant went through verification
+    EXPECT_NE(r.launch_json, "[]");
+  }
+
+  // The same command again measures nothing new.
+  Session again(scan, device(), store, session_options(problems));
+  const SessionResult second = again.run();
+  EXPECT_EQ(second.evaluated, 0);
+  EXPECT_EQ(second.skipped, static_cast<std::int64_t>(space_size * problems.size()));
+}
+
+TEST(GpuScan, LowestBadIndexIsFoundWhereverItIs) {
+  ScanFamily scan;
+  const Space space = scan.space(device().limits());
+  const std::int64_t n = 50'000;
+  const Problem problem = ScanFamily::make_problem(n, "int32");
+  std::vector<Config> configs;
+  for (const auto& key : {"algo=blelloch,block=256,ept=4,vec=4,pad=1", "algo=warp,block=128,ept=8,vec=2,pad=0",
+                          "algo=lookback,block=256,ept=16,vec=4,pad=1", "algo=lookback,block=64,ept=1,vec=1,pad=0",
+                          "algo=lookback,block=1024,ept=12,vec=4,pad=0", "algo=warp,block=512,ept=1,vec=1,pad=0"})
+    configs.push_back(space.parse(key));
+
+  std::mt19937_64 rng(7);
+  std::vector<std::vector<std::int64_t>> plantings{{0}, {n - 1}, {1023}, {1024}, {4095, 4096}, {4096}, {12288, 40000}};
+  for (int i = 0; i < 4; ++i) plantings.push_back({static_cast<std::int64_t>(rng() % n), static_cast<std::int64_t>(rng() % n)});
+
+  CompileCache cache(CompileCache::default_folder());
+  GpuEvaluator evaluator(device(), scan, quick());
+  for (const auto& bad : plantings) {
+    HostBuffers inputs;
+    for (const auto& spec : scan.buffers(problem))
+      if (spec.role == BufferRole::input) inputs.at(spec.name).resize(static_cast<std::size_t>(spec.bytes));
+    scan.generate_inputs(problem, 11, inputs);
+    for (std::int64_t i : bad) inputs.as<std::int32_t>("stops")[i] = inputs.as<std::int32_t>("starts")[i] - 1;
+    evaluator.set_problem(problem, inputs);
+    for (const auto& config : configs) {
+      auto options = config_definitions(space, config);
+      options.push_back(scan.problem_definitions(problem).at(0));
+      const Compiled compiled = cache.compile_one({"scan.cu", scan.source(), options, device().limits().arch()});
+      const Outcome outcome = evaluator.evaluate(space, config, compiled);
+      EXPECT_EQ(outcome.status, Status::ok) << space.key(config) << " with bad index " << bad.front() << ": " << outcome.error;
+    }
+  }
+}
+
+TEST(GpuScan, PlantedWrongVariantIsRejected) {
+  TempDb t;
+  db::Store store(t.path);
+  // Tile 2 of the look-back variant adds one too many: a subtle, local error.
+  EditedScan wrong("finish_tile(out, n, tile_first, len, sh.block_prefix + prefix);",
+                   "finish_tile(out, n, tile_first, len, sh.block_prefix + prefix + (tile == 2 ? 1 : 0));");
+  const Problem problem = ScanFamily::make_problem(200'000, "int32");
+  Session session(wrong, device(), store, session_options({problem}));
+  const SessionResult result = session.run();
+  const Space space = wrong.space(device().limits());
+  int rejected = 0, accepted = 0;
+  for (const auto& r : store.results_of_run(result.run_id)) {
+    const bool is_lookback = r.config.rfind("algo=lookback", 0) == 0;
+    if (is_lookback) {
+      EXPECT_EQ(r.status, "wrong_result") << r.config;
+      ASSERT_TRUE(r.error_index) << r.config;
+      const ConfigView c(space, space.parse(r.config));
+      EXPECT_EQ(*r.error_index, 2 * c["block"] * c["ept"]) << r.config << ": " << r.error;  // first element of tile 2
+      EXPECT_FALSE(r.time_ms_median);
+      ++rejected;
+    } else {
+      EXPECT_EQ(r.status, "ok") << r.config << ": " << r.error;
+      ++accepted;
+    }
+  }
+  EXPECT_GT(rejected, 50);
+  EXPECT_GT(accepted, 50);
+  const auto best = store.best("scan");
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].config.rfind("algo=lookback", 0), std::string::npos) << best[0].config;
+}
+
+TEST(GpuScan, FaultingVariantIsContainedAndTheRunGoesOn) {
+  TempDb t;
+  db::Store store(t.path);
+  // Blocks of 64 threads write far outside any allocation: an illegal address that poisons
+  // the context. The evaluator must record it, reset, and evaluate the rest correctly.
+  EditedScan faulting("__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
+                      "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {",
+                      "__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
+                      "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {\n"
+                      "  if (BLOCK == 64) out[1ll << 40] = 1;");
+  const Problem problem = ScanFamily::make_problem(30'000, "int64");
+  Session session(faulting, device(), store, session_options({problem}));
+  const SessionResult result = session.run();
+  int faults = 0, ok = 0;
+  for (const auto& r : store.results_of_run(result.run_id)) {
+    if (r.config.find("block=64,") != std::string::npos) {
+      EXPECT_EQ(r.status, "runtime_fault") << r.config << ": " << r.error;
+      ++faults;
+    } else {
+      EXPECT_EQ(r.status, "ok") << r.config << ": " << r.error;
+      ++ok;
+    }
+  }
+  EXPECT_GT(faults, 10);
+  EXPECT_GT(ok, 100);
+}
+
+TEST(GpuScan, CommandLineEndToEnd) {
+  TempDb t;
+  auto run = [&](const std::string& args, std::string& out) {
+    const std::string file = (t.folder / "out.txt").string();
+    const int status = std::system((std::string(TUNE_BINARY) + " " + args + " >" + file + " 2>&1").c_str());
+    std::stringstream s;
+    s << std::ifstream(file).rdbuf();
+    out = s.str();
+    return WEXITSTATUS(status);
+  };
+  std::string out;
+  ASSERT_EQ(run("--kernel scan --device 0 --n 100000 --n 3000 --quiet --db " + t.path, out), 0) << out;
+  EXPECT_NE(out.find("n=100000,type=int32"), std::string::npos) << out;
+  EXPECT_NE(out.find("n=3000,type=int32"), std::string::npos) << out;
+  EXPECT_NE(out.find("GB/s"), std::string::npos) << out;
+  EXPECT_NE(out.find("copy bandwidth"), std::string::npos) << out;
+  ASSERT_EQ(run("--kernel scan --device 0 --n 100000 --n 3000 --quiet --db " + t.path, out), 0) << out;
+  EXPECT_NE(out.find(": 0 evaluated"), std::string::npos) << out;
+  ASSERT_EQ(run("--best --kernel scan --device 0 --db " + t.path, out), 0) << out;
+  EXPECT_NE(out.find("n=100000,type=int32"), std::string::npos) << out;
+  EXPECT_EQ(run("--kernel scan --device 99 --db " + t.path, out), 2) << out;
+  EXPECT_NE(out.find("no CUDA device 99"), std::string::npos) << out;
+}

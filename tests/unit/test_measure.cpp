@@ -1,0 +1,45 @@
+#include <gtest/gtest.h>
+
+#include "measure.hpp"
+
+using namespace cutune;
+
+TEST(Summarize, MedianMinMaxStdev) {
+  const Measurement m = summarize({4, 1, 3, 2});
+  EXPECT_DOUBLE_EQ(m.median_ms, 2.5);
+  EXPECT_DOUBLE_EQ(m.min_ms, 1);
+  EXPECT_DOUBLE_EQ(m.max_ms, 4);
+  EXPECT_DOUBLE_EQ(m.mean_ms, 2.5);
+  EXPECT_NEAR(m.stdev_ms, 1.2909944, 1e-6);
+  EXPECT_DOUBLE_EQ(summarize({5, 1, 9}).median_ms, 5);
+}
+
+TEST(StoppingRule, NeedsTheMinimumThenStopsWhenTight) {
+  MeasureOptions o;
+  o.min_samples = 5;
+  o.max_samples = 100;
+  std::vector<double> steady(4, 1.0);
+  EXPECT_FALSE(enough_samples(steady, o));
+  steady.push_back(1.0);
+  EXPECT_TRUE(enough_samples(steady, o));
+}
+
+TEST(StoppingRule, KeepsSamplingNoisyTimesUntilTheCap) {
+  MeasureOptions o;
+  o.min_samples = 5;
+  o.max_samples = 40;
+  o.max_sample_seconds = 100;
+  std::vector<double> noisy;
+  for (int i = 0; i < 39; ++i) noisy.push_back(i % 2 ? 1.0 : 2.0);
+  EXPECT_FALSE(enough_samples(noisy, o));
+  noisy.push_back(1.0);
+  EXPECT_TRUE(enough_samples(noisy, o));
+}
+
+TEST(StoppingRule, TimeCapEndsLongKernels) {
+  MeasureOptions o;
+  o.min_samples = 10;
+  o.max_sample_seconds = 0.5;
+  EXPECT_TRUE(enough_samples({300.0, 300.0}, o));  // 600 ms of samples
+  EXPECT_FALSE(enough_samples({300.0}, o));
+}

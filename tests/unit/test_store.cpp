@@ -1,0 +1,191 @@
+// The results store: round trip, resume, best, schema guard, and error handling.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "store.hpp"
+
+using namespace cutune;
+using namespace cutune::db;
+
+namespace {
+
+struct TempDb {
+  std::filesystem::path folder = std::filesystem::temp_directory_path() /
+                                 ("cutune-store-" + std::to_string(getpid()) + "-" +
+                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::string path = (folder / "sub" / "results.db").string();
+  TempDb() { std::filesystem::remove_all(folder); }
+  ~TempDb() {
+    std::filesystem::permissions(folder, std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
+    std::filesystem::remove_all(folder);
+  }
+};
+
+DeviceRecord h100() {
+  DeviceRecord d;
+  d.uuid = "GPU-00000000-1111-2222-3333-444444444444";
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.memory_bytes = 85'000'000'000;
+  d.l2_bytes = 50 << 20;
+  d.memory_clock_khz = 2'619'000;
+  d.bus_width_bits = 5120;
+  d.theoretical_bandwidth_gbs = 3352;
+  d.driver_version = 13000;
+  d.nvrtc_version = "13.0";
+  return d;
+}
+
+ResultRecord result(std::int64_t run, std::int64_t device, std::int64_t tmpl, std::int64_t problem, std::string config,
+                    std::string status, std::optional<double> ms) {
+  ResultRecord r;
+  r.run_id = run;
+  r.device_id = device;
+  r.template_id = tmpl;
+  r.problem_id = problem;
+  r.config = std::move(config);
+  r.config_json = "{}";
+  r.status = std::move(status);
+  r.time_ms_median = ms;
+  r.launch_json = "[]";
+  return r;
+}
+
+}  // namespace
+
+TEST(Store, CreatesFoldersAndRoundTrips) {
+  TempDb t;
+  Store store(t.path);
+  const auto device_id = store.upsert_device(h100());
+  EXPECT_EQ(store.upsert_device(h100()), device_id);  // same UUID, same row
+  store.set_copy_bandwidth(device_id, 2950.5);
+  const auto d = store.device_by_uuid(h100().uuid);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(d->bus_width_bits, 5120);
+  EXPECT_DOUBLE_EQ(*d->copy_bandwidth_gbs, 2950.5);
+  EXPECT_FALSE(d->copy_bandwidth_measured_at.empty());
+
+  const auto tmpl = store.upsert_template("scan", "abc123", "source text");
+  EXPECT_EQ(store.upsert_template("scan", "abc123", "source text"), tmpl);
+  EXPECT_NE(store.upsert_template("scan", "def456", "newer source"), tmpl);
+  const auto problem = store.upsert_problem({0, "scan", "n=1024,type=int32", 1024, "int32", R"({"n":1024})"});
+  RunRecord run{0, "scan", device_id, tmpl, "brute_force", 1, "unlimited", "tune --kernel scan", "test", "", "", ""};
+  const auto run_id = store.begin_run(run);
+
+  auto ok = result(run_id, device_id, tmpl, problem, "algo=warp", "ok", 0.5);
+  ok.time_ms_min = 0.4;
+  ok.time_ms_max = 0.7;
+  ok.time_ms_stdev = 0.05;
+  ok.samples = 12;
+  ok.gbs = 100;
+  ok.copy_fraction = 0.25;
+  store.add_result(ok);
+  auto bad = result(run_id, device_id, tmpl, problem, "algo=broken", "wrong_result", std::nullopt);
+  bad.error = "tooffsets[17]: expected 3, got 4";
+  bad.error_index = 17;
+  store.add_result(bad);
+  store.finish_run(run_id, "finished");
+
+  const auto rows = store.results_of_run(run_id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].config, "algo=warp");
+  EXPECT_DOUBLE_EQ(*rows[0].time_ms_median, 0.5);
+  EXPECT_EQ(rows[0].samples, 12);
+  EXPECT_EQ(rows[1].status, "wrong_result");
+  EXPECT_EQ(*rows[1].error_index, 17);
+  EXPECT_FALSE(rows[1].time_ms_median);
+}
+
+TEST(Store, ResumeSeesEveryMeasuredConfigAfterReopening) {
+  TempDb t;
+  std::int64_t device_id, tmpl, problem;
+  {
+    Store store(t.path);
+    device_id = store.upsert_device(h100());
+    tmpl = store.upsert_template("scan", "h", "s");
+    problem = store.upsert_problem({0, "scan", "n=1", 1, "int32", "{}"});
+    const auto run = store.begin_run({0, "scan", device_id, tmpl, "brute_force", 1, "", "", "", "", "", ""});
+    store.add_result(result(run, device_id, tmpl, problem, "a", "ok", 2.0));
+    store.add_result(result(run, device_id, tmpl, problem, "b", "compile_error", std::nullopt));
+    // The process "dies" here: no finish_run.
+  }
+  Store reopened(t.path);
+  const auto measured = reopened.measured_configs(device_id, tmpl, problem);
+  ASSERT_EQ(measured.size(), 2u);
+  EXPECT_DOUBLE_EQ(*measured.at("a"), 2.0);
+  EXPECT_FALSE(measured.at("b"));
+  // Another template version starts afresh.
+  const auto newer = reopened.upsert_template("scan", "h2", "s2");
+  EXPECT_TRUE(reopened.measured_configs(device_id, newer, problem).empty());
+}
+
+TEST(Store, BestPicksTheFastestOkPerProblem) {
+  TempDb t;
+  Store store(t.path);
+  const auto device_id = store.upsert_device(h100());
+  const auto tmpl = store.upsert_template("scan", "h", "s");
+  const auto small = store.upsert_problem({0, "scan", "n=1024,type=int32", 1024, "int32", "{}"});
+  const auto large = store.upsert_problem({0, "scan", "n=4096,type=int32", 4096, "int32", "{}"});
+  const auto run = store.begin_run({0, "scan", device_id, tmpl, "brute_force", 1, "", "", "", "", "", ""});
+  store.add_result(result(run, device_id, tmpl, small, "slow", "ok", 3.0));
+  store.add_result(result(run, device_id, tmpl, small, "fast", "ok", 1.0));
+  store.add_result(result(run, device_id, tmpl, small, "wrong-but-fast", "wrong_result", 0.1));
+  store.add_result(result(run, device_id, tmpl, large, "only", "ok", 5.0));
+  const auto best = store.best("scan");
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_EQ(best[0].problem_key, "n=1024,type=int32");
+  EXPECT_EQ(best[0].config, "fast");
+  EXPECT_EQ(best[1].config, "only");
+  EXPECT_TRUE(store.best("reduce").empty());
+  EXPECT_TRUE(store.best("scan", "GPU-other").empty());
+}
+
+TEST(Store, RefusesANewerSchema) {
+  TempDb t;
+  { Store store(t.path); }
+  {
+    sql::Database raw(t.path, sql::Database::Mode::read_write_create);
+    raw.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion + 1));
+  }
+  try {
+    Store store(t.path);
+    FAIL() << "opened a newer schema";
+  } catch (const sql::DbError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Store, UnwritableLocationIsAClearError) {
+  if (geteuid() == 0) GTEST_SKIP() << "root ignores file permissions";
+  TempDb t;
+  std::filesystem::create_directories(t.folder);
+  std::filesystem::permissions(t.folder, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  EXPECT_THROW(Store(t.path), sql::DbError);
+}
+
+TEST(Store, PathThroughAFileIsAClearError) {
+  TempDb t;
+  std::filesystem::create_directories(t.folder);
+  { std::ofstream(t.folder / "plainfile") << "x"; }
+  try {
+    Store store((t.folder / "plainfile" / "results.db").string());
+    FAIL() << "opened a database under a regular file";
+  } catch (const sql::DbError& e) {
+    EXPECT_NE(std::string(e.what()).find("plainfile"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DefaultPath, EnvironmentOverrides) {
+  setenv("CUTUNE_DB", "/tmp/x/custom.db", 1);
+  EXPECT_EQ(default_database_path(), "/tmp/x/custom.db");
+  unsetenv("CUTUNE_DB");
+  setenv("XDG_DATA_HOME", "/tmp/xdg", 1);
+  EXPECT_EQ(default_database_path(), "/tmp/xdg/cutune/cutune.db");
+  unsetenv("XDG_DATA_HOME");
+}
