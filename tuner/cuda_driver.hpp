@@ -15,7 +15,8 @@ struct Driver {
 #define CUTUNE_DRIVER_FUNCTIONS(X)                                                                      \
   X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount)            \
   X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetUuid) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)     \
-  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuDevicePrimaryCtxReset) X(cuCtxSetCurrent) \
+  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuMemHostRegister)       \
+  X(cuMemHostUnregister)                                                                                \
   X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoDAsync)  \
   X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)   \
   X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)                 \
@@ -37,7 +38,8 @@ std::string describe(CUresult result);
 struct CudaError : Error {
   CudaError(const std::string& message, CUresult code) : Error(message), result(code) {}
   CUresult result;
-  // Errors after which the context is unusable and must be reset (illegal address, traps, …).
+  // Sticky errors (illegal address, traps, …): the driver refuses all further work in this
+  // process, so only a new process recovers (see worker.hpp).
   bool poisons_context() const;
 };
 

@@ -76,12 +76,12 @@ Device::~Device() {
 
 void Device::make_current() const { CUTUNE_CU(cuCtxSetCurrent, context_); }
 
-void Device::reset_context() {
-  cuda::driver().cuDevicePrimaryCtxReset(handle_);
-  cuda::driver().cuDevicePrimaryCtxRelease(handle_);
-  context_ = {};
-  CUTUNE_CU(cuDevicePrimaryCtxRetain, &context_, handle_);
-  make_current();
+PinnedRegion::PinnedRegion(void* host, std::size_t bytes) {
+  if (bytes && cuda::driver().cuMemHostRegister(host, bytes, 0) == CUDA_SUCCESS) host_ = host;
+}
+
+PinnedRegion::~PinnedRegion() {
+  if (host_) cuda::driver().cuMemHostUnregister(host_);
 }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {

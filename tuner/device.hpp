@@ -29,9 +29,6 @@ class Device {
   const db::DeviceRecord& fingerprint() const { return fingerprint_; }
   const DeviceLimits& limits() const { return limits_; }
 
-  // Destroys every object in the context and starts it afresh: the only way back after a
-  // kernel faults (illegal address, trap). Callers must drop their handles first.
-  void reset_context();
   void make_current() const;
 
  private:
@@ -63,6 +60,19 @@ class DeviceBuffer {
  private:
   CUdeviceptr pointer_ = 0;
   std::size_t bytes_ = 0;
+};
+
+// Page-locks an existing host allocation so downloads into it run at full DMA speed.
+class PinnedRegion {
+ public:
+  PinnedRegion() = default;
+  PinnedRegion(void* host, std::size_t bytes);  // on failure stays unpinned: slower, still correct
+  ~PinnedRegion();
+  PinnedRegion(const PinnedRegion&) = delete;  // owns one registration
+  PinnedRegion& operator=(const PinnedRegion&) = delete;
+
+ private:
+  void* host_ = nullptr;
 };
 
 class Stream {

@@ -4,8 +4,9 @@
 // verify again. Every failure becomes a status on the outcome, never an exception that ends
 // the run; a fault that poisons the context resets it and restores the problem's buffers.
 //
-// Everything it takes (family, problem, config, cubin) and returns is plain data, so this can
-// move behind a worker-process boundary without changing callers.
+// Everything it takes (family, problem, config, cubin) and returns is plain data, so it runs
+// behind a worker-process boundary (worker.hpp): after a sticky fault or a hang the driver
+// refuses all further work in the process, and only a fresh process recovers.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -45,7 +46,7 @@ class GpuEvaluator {
 
   Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled);
 
-  // After a timeout the device cannot be trusted until the process exits.
+  // False after a sticky fault or a hang: this process can do no more GPU work.
   bool usable() const { return usable_; }
 
   // Median device-to-device copy bandwidth in GB/s (bytes read + written).
@@ -54,7 +55,6 @@ class GpuEvaluator {
   struct State;  // device buffers and host copies of the current problem (evaluate.cpp)
 
  private:
-  void rebuild_after_fault();
   Device& device_;
   const Family& family_;
   MeasureOptions options_;

@@ -11,6 +11,7 @@
 
 #include "core/hash.hpp"
 #include "evaluate.hpp"
+#include "worker.hpp"
 #include "strategies/strategy.hpp"
 
 namespace cutune {
@@ -111,7 +112,7 @@ SessionResult Session::run() {
   result.run_id = store_.begin_run(run);
 
   const CompileCache cache(options_.cache_folder);
-  GpuEvaluator evaluator(device_, family_, options_.measure);
+  EvaluationWorker evaluator(device_.ordinal(), family_, options_.measure);
   Progress progress(options_.progress);
   const std::size_t per_problem = options_.budget.max_evals
                                       ? std::min<std::size_t>(space_size, static_cast<std::size_t>(*options_.budget.max_evals))
@@ -164,11 +165,9 @@ SessionResult Session::run() {
           observation.objective = it->second;
           ++result.skipped;
         } else {
-          if (g_interrupted || out_of_time() || !evaluator.usable()) {
+          if (g_interrupted || out_of_time()) {
             result.interrupted = true;
-            result.stop_reason = g_interrupted        ? "interrupted"
-                                 : !evaluator.usable() ? "a kernel hung; the device needs a fresh process"
-                                                       : "time limit reached";
+            result.stop_reason = g_interrupted ? "interrupted" : "time limit reached";
             break;
           }
           const auto evaluate_started = Clock::now();

@@ -28,6 +28,12 @@ struct TempDb {
   ~TempDb() { std::filesystem::remove_all(folder); }
 };
 
+// `tune` beside this test binary (so a carried build folder works), else the build-time path.
+std::string tune_binary() {
+  const auto beside = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "tune";
+  return std::filesystem::exists(beside) ? beside.string() : std::string(TUNE_BINARY);
+}
+
 Device& device() {
   static Device d(0);
   return d;
@@ -158,8 +164,10 @@ TEST(GpuScan, PlantedWrongVariantIsRejected) {
     if (is_lookback) {
       EXPECT_EQ(r.status, "wrong_result") << r.config;
       ASSERT_TRUE(r.error_index) << r.config;
-      const ConfigView c(space, space.parse(r.config));
-      EXPECT_EQ(*r.error_index, 2 * c["block"] * c["ept"]) << r.config << ": " << r.error;  // first element of tile 2
+      const Config config = space.parse(r.config);
+      const ConfigView c(space, config);
+      // tooffsets[i + 1] holds element i, so the first wrong offset follows tile 2's first element.
+      EXPECT_EQ(*r.error_index, 2 * c["block"] * c["ept"] + 1) << r.config << ": " << r.error;
       EXPECT_FALSE(r.time_ms_median);
       ++rejected;
     } else {
@@ -177,8 +185,9 @@ TEST(GpuScan, PlantedWrongVariantIsRejected) {
 TEST(GpuScan, FaultingVariantIsContainedAndTheRunGoesOn) {
   TempDb t;
   db::Store store(t.path);
-  // Blocks of 64 threads write far outside any allocation: an illegal address that poisons
-  // the context. The evaluator must record it, reset, and evaluate the rest correctly.
+  // Blocks of 64 threads write far outside any allocation: an illegal address, after which the
+  // driver refuses all work in that process. The session must record it, replace its worker
+  // process, and evaluate the rest correctly.
   EditedScan faulting("__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
                       "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {",
                       "__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
@@ -205,7 +214,7 @@ TEST(GpuScan, CommandLineEndToEnd) {
   TempDb t;
   auto run = [&](const std::string& args, std::string& out) {
     const std::string file = (t.folder / "out.txt").string();
-    const int status = std::system((std::string(TUNE_BINARY) + " " + args + " >" + file + " 2>&1").c_str());
+    const int status = std::system((tune_binary() + " " + args + " >" + file + " 2>&1").c_str());
     std::stringstream s;
     s << std::ifstream(file).rdbuf();
     out = s.str();

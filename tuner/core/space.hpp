@@ -34,6 +34,7 @@ struct Config {
 class ConfigView {
  public:
   ConfigView(const Space& space, const Config& config) : space_(space), config_(config) {}
+  ConfigView(const Space&, Config&&) = delete;  // would dangle: a view must not outlive its config
   std::int64_t operator[](const std::string& name) const;
   const Config& config() const { return config_; }
 

@@ -1,0 +1,295 @@
+#include "worker.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "device.hpp"
+
+extern char** environ;
+
+namespace cutune {
+namespace {
+
+struct WorkerLost : Error {
+  using Error::Error;
+};
+struct WorkerTimeout : Error {
+  using Error::Error;
+};
+
+void write_all(int fd, const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::write(fd, p, bytes);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw WorkerLost(std::string("writing to the worker pipe failed: ") + std::strerror(errno));
+    p += n;
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+// Reads exactly `bytes`; false on end of stream before the first byte.
+bool read_all(int fd, void* data, std::size_t bytes) {
+  auto* p = static_cast<unsigned char*>(data);
+  std::size_t got = 0;
+  while (got < bytes) {
+    const ssize_t n = ::read(fd, p + got, bytes - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 && got == 0) return false;
+    if (n <= 0) throw WorkerLost("the worker pipe closed in the middle of a message");
+    got += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  return "stopped";
+}
+
+}  // namespace
+
+void write_frame(int fd, const nlohmann::json& message) {
+  const std::vector<std::uint8_t> payload = nlohmann::json::to_cbor(message);
+  const std::uint64_t length = payload.size();
+  write_all(fd, &length, sizeof length);
+  write_all(fd, payload.data(), payload.size());
+}
+
+std::optional<nlohmann::json> read_frame(int fd) {
+  std::uint64_t length = 0;
+  if (!read_all(fd, &length, sizeof length)) return std::nullopt;
+  std::vector<std::uint8_t> payload(length);
+  if (length && !read_all(fd, payload.data(), length)) throw WorkerLost("the worker pipe closed in the middle of a message");
+  return nlohmann::json::from_cbor(payload);
+}
+
+nlohmann::json to_json(const Outcome& o) {
+  nlohmann::json j{{"status", to_string(o.status)},     {"error", o.error},
+                   {"verify_s", o.verify_seconds},      {"benchmark_s", o.benchmark_seconds},
+                   {"launch_json", o.launch_json}};
+  if (o.error_index) j["error_index"] = *o.error_index;
+  if (o.measurement) j["samples_ms"] = o.measurement->samples_ms;
+  return j;
+}
+
+Outcome outcome_from_json(const nlohmann::json& j) {
+  static const std::map<std::string, Status> statuses{
+      {"ok", Status::ok},                   {"compile_error", Status::compile_error},
+      {"load_error", Status::load_error},   {"launch_error", Status::launch_error},
+      {"runtime_fault", Status::runtime_fault}, {"timeout", Status::timeout},
+      {"wrong_result", Status::wrong_result}};
+  Outcome o;
+  o.status = statuses.at(j.at("status").get<std::string>());
+  o.error = j.at("error").get<std::string>();
+  o.verify_seconds = j.at("verify_s").get<double>();
+  o.benchmark_seconds = j.at("benchmark_s").get<double>();
+  o.launch_json = j.at("launch_json").get<std::string>();
+  if (j.contains("error_index")) o.error_index = j["error_index"].get<std::int64_t>();
+  if (j.contains("samples_ms")) o.measurement = summarize(j["samples_ms"].get<std::vector<double>>());
+  return o;
+}
+
+nlohmann::json to_json(const MeasureOptions& m) {
+  return {{"warmup_runs", m.warmup_runs},
+          {"min_samples", m.min_samples},
+          {"max_samples", m.max_samples},
+          {"max_sample_seconds", m.max_sample_seconds},
+          {"target_relative_error", m.target_relative_error},
+          {"flush_l2", m.flush_l2},
+          {"timeout_seconds", m.timeout_seconds}};
+}
+
+MeasureOptions measure_options_from_json(const nlohmann::json& j) {
+  MeasureOptions m;
+  m.warmup_runs = j.at("warmup_runs").get<int>();
+  m.min_samples = j.at("min_samples").get<int>();
+  m.max_samples = j.at("max_samples").get<int>();
+  m.max_sample_seconds = j.at("max_sample_seconds").get<double>();
+  m.target_relative_error = j.at("target_relative_error").get<double>();
+  m.flush_l2 = j.at("flush_l2").get<bool>();
+  m.timeout_seconds = j.at("timeout_seconds").get<double>();
+  return m;
+}
+
+std::string worker_executable() {
+  if (const char* env = std::getenv("CUTUNE_WORKER"); env && *env) return env;
+  std::error_code ec;
+  const auto beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "cutune-worker";
+  if (!ec && std::filesystem::exists(beside, ec)) return beside.string();
+  return CUTUNE_WORKER_BUILD_PATH;
+}
+
+// ---- parent side ---------------------------------------------------------------------------------
+
+EvaluationWorker::EvaluationWorker(int device_ordinal, const Family& family, MeasureOptions options)
+    : device_ordinal_(device_ordinal), family_(family), options_(options) {}
+
+EvaluationWorker::~EvaluationWorker() { stop(false); }
+
+void EvaluationWorker::start() {
+  int to_child[2], from_child[2];
+  if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0)
+    throw Error(std::string("cannot create pipes for the GPU worker: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
+  const std::string path = worker_executable();
+  const std::string ordinal = std::to_string(device_ordinal_);
+  char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>("--device"), const_cast<char*>(ordinal.c_str()), nullptr};
+  const int rc = posix_spawn(&pid_, path.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(to_child[0]);
+  close(from_child[1]);
+  if (rc != 0) {
+    close(to_child[1]);
+    close(from_child[0]);
+    pid_ = -1;
+    throw Error("cannot start the GPU worker '" + path + "': " + std::strerror(rc));
+  }
+  to_worker_ = to_child[1];
+  from_worker_ = from_child[0];
+  // A worker that dies must not kill us with SIGPIPE on the next write.
+  signal(SIGPIPE, SIG_IGN);
+  problem_sent_ = false;
+}
+
+void EvaluationWorker::stop(bool kill_now) {
+  if (pid_ <= 0) return;
+  if (kill_now) kill(pid_, SIGKILL);
+  close(to_worker_);  // end of stdin: a healthy worker exits by itself
+  close(from_worker_);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  to_worker_ = from_worker_ = -1;
+}
+
+nlohmann::json EvaluationWorker::request(const nlohmann::json& message, double timeout_seconds) {
+  if (pid_ <= 0) start();
+  write_frame(to_worker_, message);
+  pollfd readable{from_worker_, POLLIN, 0};
+  const int ready = poll(&readable, 1, static_cast<int>(timeout_seconds * 1000));
+  if (ready == 0) throw WorkerTimeout("no answer from the GPU worker in " + std::to_string(static_cast<int>(timeout_seconds)) + " s");
+  auto reply = read_frame(from_worker_);
+  if (!reply) {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    close(to_worker_);
+    close(from_worker_);
+    throw WorkerLost("the GPU worker " + describe_exit(status));
+  }
+  if (reply->contains("fatal")) throw Error("GPU worker: " + (*reply)["fatal"].get<std::string>());
+  return *reply;
+}
+
+void EvaluationWorker::set_problem(const Problem& problem, std::uint64_t seed) {
+  problem_ = problem;
+  seed_ = seed;
+  problem_sent_ = false;
+}
+
+Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, const Compiled& compiled) {
+  if (!compiled.ok) {
+    Outcome o;
+    o.status = Status::compile_error;
+    o.error = compiled.log;
+    return o;
+  }
+  if (!problem_) throw Error("EvaluationWorker::evaluate called before set_problem");
+  // Generous backstop: the worker detects a hung run itself after timeout_seconds, so this
+  // only fires when the worker cannot answer at all.
+  const double backstop = 4 * options_.timeout_seconds + options_.max_sample_seconds + 120;
+  try {
+    if (!problem_sent_) {
+      request({{"op", "problem"},
+               {"family", family_.name()},
+               {"problem", {{"key", problem_->key}, {"size", problem_->size}, {"dtype", problem_->dtype}, {"fields", problem_->fields}}},
+               {"seed", seed_},
+               {"measure", to_json(options_)}},
+              600);
+      problem_sent_ = true;
+    }
+    const nlohmann::json reply =
+        request({{"op", "evaluate"}, {"config", space.key(config)}, {"cubin", nlohmann::json::binary(std::vector<std::uint8_t>(compiled.cubin.begin(), compiled.cubin.end()))}},
+                backstop);
+    Outcome outcome = outcome_from_json(reply);
+    if (reply.value("exiting", false)) stop(false);  // the worker can do no more GPU work
+    return outcome;
+  } catch (const WorkerTimeout& e) {
+    stop(true);
+    ++restarts_;
+    Outcome o;
+    o.status = Status::timeout;
+    o.error = e.what();
+    return o;
+  } catch (const WorkerLost& e) {
+    stop(true);
+    ++restarts_;
+    Outcome o;
+    o.status = Status::runtime_fault;
+    o.error = e.what();
+    return o;
+  }
+}
+
+// ---- worker side ---------------------------------------------------------------------------------
+
+int serve_worker(int device_ordinal) {
+  std::unique_ptr<Device> device;
+  std::unique_ptr<GpuEvaluator> evaluator;
+  std::optional<Space> space;
+  const Family* family = nullptr;
+  try {
+    device = std::make_unique<Device>(device_ordinal);
+  } catch (const std::exception& e) {
+    // Answer the first request with the reason, so the parent can report it in one line.
+    if (read_frame(STDIN_FILENO)) write_frame(STDOUT_FILENO, {{"fatal", e.what()}});
+    return 1;
+  }
+  while (auto message = read_frame(STDIN_FILENO)) {
+    const std::string op = message->at("op").get<std::string>();
+    try {
+      if (op == "problem") {
+        family = &family_named(message->at("family").get<std::string>());
+        space = family->space(device->limits());
+        const auto& p = message->at("problem");
+        Problem problem{p.at("key").get<std::string>(), p.at("size").get<std::int64_t>(), p.at("dtype").get<std::string>(),
+                        p.at("fields")};
+        evaluator = std::make_unique<GpuEvaluator>(*device, *family, measure_options_from_json(message->at("measure")));
+        evaluator->set_problem(problem, message->at("seed").get<std::uint64_t>());
+        write_frame(STDOUT_FILENO, {{"ok", true}});
+      } else if (op == "evaluate") {
+        if (!evaluator) throw Error("evaluate before problem");
+        const auto& bytes = message->at("cubin").get_binary();
+        Compiled compiled;
+        compiled.ok = true;
+        compiled.cubin.assign(bytes.begin(), bytes.end());
+        const Outcome outcome = evaluator->evaluate(*space, space->parse(message->at("config").get<std::string>()), compiled);
+        nlohmann::json reply = to_json(outcome);
+        reply["exiting"] = !evaluator->usable();
+        write_frame(STDOUT_FILENO, reply);
+        if (!evaluator->usable()) return 0;  // sticky fault or hang: let the parent start a fresh worker
+      } else {
+        throw Error("unknown request '" + op + "'");
+      }
+    } catch (const std::exception& e) {
+      write_frame(STDOUT_FILENO, {{"fatal", e.what()}});
+    }
+  }
+  return 0;
+}
+
+}  // namespace cutune

@@ -1,0 +1,69 @@
+#pragma once
+// GPU evaluation in a separate process. After an illegal address or a trap the CUDA driver
+// refuses all further work in the process, and a hung kernel cannot be stopped from inside it;
+// so the session drives a `cutune-worker` process over pipes and starts a new one whenever the
+// old one faulted, hung or died. Compiles stay in the parent (and its own compile workers).
+//
+// Protocol: length-prefixed CBOR frames (8-byte little-endian length, then the payload) on the
+// worker's stdin/stdout; its stderr is the parent's.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "compile.hpp"
+#include "evaluate.hpp"
+
+namespace cutune {
+
+// Parent side.
+class EvaluationWorker {
+ public:
+  EvaluationWorker(int device_ordinal, const Family& family, MeasureOptions options);
+  ~EvaluationWorker();
+  EvaluationWorker(const EvaluationWorker&) = delete;  // owns a child process and its pipes
+  EvaluationWorker& operator=(const EvaluationWorker&) = delete;
+
+  // Remembered, and sent again to every replacement worker.
+  void set_problem(const Problem& problem, std::uint64_t seed);
+  Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled);
+  int restarts() const { return restarts_; }
+
+ private:
+  void start();
+  void stop(bool kill_now);
+  nlohmann::json request(const nlohmann::json& message, double timeout_seconds);
+
+  int device_ordinal_;
+  const Family& family_;
+  MeasureOptions options_;
+  std::optional<Problem> problem_;
+  std::uint64_t seed_ = 0;
+  bool problem_sent_ = false;
+  pid_t pid_ = -1;
+  int to_worker_ = -1, from_worker_ = -1;
+  int restarts_ = 0;
+};
+
+// Where the worker executable is: $CUTUNE_WORKER, else cutune-worker beside the running
+// program, else the build tree's.
+std::string worker_executable();
+
+// Worker side: serves requests on stdin/stdout for `device_ordinal` until stdin closes or the
+// GPU becomes unusable. Returns the process exit code.
+int serve_worker(int device_ordinal);
+
+// Frame I/O, shared by both sides. read_frame returns nullopt on a clean end of stream.
+void write_frame(int fd, const nlohmann::json& message);
+std::optional<nlohmann::json> read_frame(int fd);
+
+// Plain-data conversions for the messages.
+nlohmann::json to_json(const Outcome& outcome);
+Outcome outcome_from_json(const nlohmann::json& message);
+nlohmann::json to_json(const MeasureOptions& options);
+MeasureOptions measure_options_from_json(const nlohmann::json& message);
+
+}  // namespace cutune
