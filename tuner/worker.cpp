@@ -174,6 +174,7 @@ void EvaluationWorker::stop(bool kill_now) {
   waitpid(pid_, &status, 0);
   pid_ = -1;
   to_worker_ = from_worker_ = -1;
+  problem_sent_ = false;  // a replacement worker starts with no problem
 }
 
 nlohmann::json EvaluationWorker::request(const nlohmann::json& message, double timeout_seconds) {
@@ -189,6 +190,8 @@ nlohmann::json EvaluationWorker::request(const nlohmann::json& message, double t
     pid_ = -1;
     close(to_worker_);
     close(from_worker_);
+    to_worker_ = from_worker_ = -1;
+    problem_sent_ = false;
     throw WorkerLost("the GPU worker " + describe_exit(status));
   }
   if (reply->contains("fatal")) throw Error("GPU worker: " + (*reply)["fatal"].get<std::string>());
@@ -226,7 +229,9 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
         request({{"op", "evaluate"}, {"config", space.key(config)}, {"cubin", nlohmann::json::binary(std::vector<std::uint8_t>(compiled.cubin.begin(), compiled.cubin.end()))}},
                 backstop);
     Outcome outcome = outcome_from_json(reply);
-    if (reply.value("exiting", false)) stop(false);  // the worker can do no more GPU work
+    // The worker can do no more GPU work; after a hang its kernel may still be running, and
+    // only killing the process makes the driver tear it down.
+    if (reply.value("exiting", false)) stop(outcome.status == Status::timeout);
     return outcome;
   } catch (const WorkerTimeout& e) {
     stop(true);

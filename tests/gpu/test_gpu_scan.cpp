@@ -64,10 +64,20 @@ std::map<std::string, int> status_counts(const std::vector<db::ResultRecord>& ro
   return counts;
 }
 
-// Scan with its template edited: how tests plant a wrong or faulting variant.
+// Scan with its template edited: how tests plant a wrong, faulting or hanging variant.
 class EditedScan : public ScanFamily {
  public:
-  EditedScan(std::string from, std::string to) : from_(std::move(from)), to_(std::move(to)) {}
+  EditedScan(std::string from, std::string to, std::string only = {})
+      : from_(std::move(from)), to_(std::move(to)), only_(std::move(only)) {}
+  // With `only`, the space keeps just the configs whose key contains it (to keep tests short).
+  Space space(const DeviceLimits& limits) const override {
+    Space s = ScanFamily::space(limits);
+    if (!only_.empty()) {
+      const Space copy = s;
+      s.require("test subset", [copy, only = only_](const ConfigView& c) { return copy.key(c.config()).find(only) != std::string::npos; });
+    }
+    return s;
+  }
   std::string source() const override {
     std::string text = ScanFamily::source();
     const auto at = text.find(from_);
@@ -76,7 +86,7 @@ class EditedScan : public ScanFamily {
   }
 
  private:
-  std::string from_, to_;
+  std::string from_, to_, only_;
 };
 
 }  // namespace
@@ -208,6 +218,33 @@ TEST(GpuScan, FaultingVariantIsContainedAndTheRunGoesOn) {
   }
   EXPECT_GT(faults, 10);
   EXPECT_GT(ok, 100);
+}
+
+TEST(GpuScan, HangingVariantTimesOutAndTheRunGoesOn) {
+  TempDb t;
+  db::Store store(t.path);
+  EditedScan hanging("__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
+                     "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {",
+                     "__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
+                     "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {\n"
+                     "  if (EPT == 16) { volatile int spin = 1; while (spin) {} }",
+                     "block=1024");
+  SessionOptions options = session_options({ScanFamily::make_problem(100'000, "int32")});
+  options.measure.timeout_seconds = 2;
+  Session session(hanging, device(), store, options);
+  const SessionResult result = session.run();
+  int timeouts = 0, ok = 0;
+  for (const auto& r : store.results_of_run(result.run_id)) {
+    if (r.config.find("ept=16,") != std::string::npos) {
+      EXPECT_EQ(r.status, "timeout") << r.config << ": " << r.error;
+      ++timeouts;
+    } else {
+      EXPECT_EQ(r.status, "ok") << r.config << ": " << r.error;
+      ++ok;
+    }
+  }
+  EXPECT_GT(timeouts, 2);
+  EXPECT_GT(ok, 20);
 }
 
 TEST(GpuScan, CommandLineEndToEnd) {
