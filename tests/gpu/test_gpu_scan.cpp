@@ -9,84 +9,25 @@
 #include <sstream>
 
 #include "evaluate.hpp"
+#include "family_checks.hpp"
 #include "scan.hpp"
 #include "session.hpp"
 
 using namespace cutune;
 
+using namespace cutune::testing;
+
 namespace {
 
-struct TempDb {
-  std::filesystem::path folder = std::filesystem::temp_directory_path() /
-                                 ("cutune-gpu-" + std::to_string(getpid()) + "-" +
-                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  std::string path = (folder / "results.db").string();
-  TempDb() {
-    std::filesystem::remove_all(folder);
-    std::filesystem::create_directories(folder);
-  }
-  ~TempDb() { std::filesystem::remove_all(folder); }
-};
+MeasureOptions quick() { return quick_measure(); }
+SessionOptions session_options(std::vector<Problem> problems) { return quick_session(std::move(problems)); }
 
-// `tune` beside this test binary (so a carried build folder works), else the build-time path.
-std::string tune_binary() {
-  const auto beside = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "tune";
-  return std::filesystem::exists(beside) ? beside.string() : std::string(TUNE_BINARY);
-}
-
-Device& device() {
-  static Device d(0);
-  return d;
-}
-
-MeasureOptions quick() {
-  MeasureOptions o;
-  o.warmup_runs = 1;
-  o.min_samples = 3;
-  o.max_samples = 10;
-  return o;
-}
-
-SessionOptions session_options(std::vector<Problem> problems) {
-  SessionOptions o;
-  o.problems = std::move(problems);
-  o.strategy = "brute_force";
-  o.compile_jobs = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
-  o.cache_folder = CompileCache::default_folder();
-  o.measure = quick();
-  o.progress = false;
-  return o;
-}
-
-std::map<std::string, int> status_counts(const std::vector<db::ResultRecord>& rows) {
-  std::map<std::string, int> counts;
-  for (const auto& r : rows) ++counts[r.status];
-  return counts;
-}
+const ScanFamily& registered_scan() { return dynamic_cast<const ScanFamily&>(family_named("scan")); }
 
 // Scan with its template edited: how tests plant a wrong, faulting or hanging variant.
-class EditedScan : public ScanFamily {
- public:
+struct EditedScan : EditedFamily {
   EditedScan(std::string from, std::string to, std::string only = {})
-      : from_(std::move(from)), to_(std::move(to)), only_(std::move(only)) {}
-  // With `only`, the space keeps just the configs whose key contains it (to keep tests short).
-  Space space(const DeviceLimits& limits) const override {
-    Space s = ScanFamily::space(limits);
-    if (!only_.empty()) {
-      const Space copy = s;
-      s.require("test subset", [copy, only = only_](const ConfigView& c) { return copy.key(c.config()).find(only) != std::string::npos; });
-    }
-    return s;
-  }
-  std::string source() const override {
-    std::string text = ScanFamily::source();
-    const auto at = text.find(from_);
-    if (at == std::string::npos) throw Error("EditedScan: '" + from_ + "' not in the template");
-    return text.replace(at, from_.size(), to_);
-  }
-
- private:
-  std::string from_, to_, only_;
+      : EditedFamily(registered_scan(), std::move(from), std::move(to), std::move(only)) {}
 };
 
 }  // namespace
