@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "device.hpp"
 #include "family.hpp"
+#include "report.hpp"
 #include "store.hpp"
 
 namespace cutune {
@@ -163,6 +164,42 @@ int tune(const TuneArgs& args) {
                            result.interrupted ? " (stopped early: " + result.stop_reason + ")" : "",
                            stored && stored->copy_bandwidth_gbs ? *stored->copy_bandwidth_gbs : 0.0);
   print_best_table(std::cout, rows);
+
+  // The report covers every run of this family on this device, so a resumed tuning shows whole.
+  const std::string folder = (std::filesystem::path(store.database().path()).parent_path() / "reports").string();
+  try {
+    sql::Database reader(store.database().path(), sql::Database::Mode::read_only);
+    const std::string path = report::write_report(reader, {stored->id, family.name(), std::nullopt}, folder);
+    std::cout << "report: " << path << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "tune: warning: no report written: " << e.what() << "\n";  // the results are stored either way
+  }
+  return 0;
+}
+
+int write_reports(const ReportArgs& args) {
+  const std::string path = args.db ? *args.db : db::default_database_path();
+  if (!std::filesystem::exists(path)) throw UsageError("no database at '" + path + "'");
+  sql::Database db(path, sql::Database::Mode::read_only);
+  std::vector<report::Selection> selections;
+  if (args.run) {
+    auto s = db.prepare("SELECT device_id, family FROM runs WHERE id = ?1");
+    s.bind(1, *args.run);
+    if (!s.step()) throw UsageError("no run " + std::to_string(*args.run) + " in '" + path + "'");
+    selections.push_back({s.column_int(0), s.column_text(1), *args.run});
+  } else {
+    for (auto& selection : report::all_selections(db)) {
+      if (args.kernel && selection.family != *args.kernel) continue;
+      if (args.device_uuid) {
+        auto s = db.prepare("SELECT uuid FROM devices WHERE id = ?1");
+        s.bind(1, selection.device_id);
+        if (!s.step() || s.column_text(0) != *args.device_uuid) continue;
+      }
+      selections.push_back(selection);
+    }
+    if (selections.empty()) throw UsageError("no results in '" + path + "' match the selection");
+  }
+  for (const auto& selection : selections) std::cout << report::write_report(db, selection, args.out) << "\n";
   return 0;
 }
 

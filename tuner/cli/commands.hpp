@@ -25,6 +25,14 @@ struct TuneArgs {
   std::string command_line;
 };
 
+struct ReportArgs {
+  std::optional<std::string> db;
+  std::optional<std::int64_t> run;
+  std::optional<std::string> kernel;
+  std::optional<std::string> device_uuid;
+  std::string out = "cutune-reports";
+};
+
 // Dispatches to list / best / compile-only / tune. Throws UsageError for bad input,
 // EnvironmentError when the GPU side is missing, sql::DbError for database trouble.
 int run_command(const TuneArgs& args);
@@ -33,5 +41,7 @@ int list_families();
 int print_best(const TuneArgs& args);
 int compile_only(const TuneArgs& args);
 int tune(const TuneArgs& args);
+// `tune report`: one HTML file per (device, family), or per run with --run.
+int write_reports(const ReportArgs& args);
 
 }  // namespace cutune

@@ -34,6 +34,14 @@ int main(int argc, char** argv) {
   app.add_flag("--no-cache", args.no_cache, "do not read or write the compile cache");
   app.add_flag("--quiet,-q", args.quiet, "no progress line");
 
+  ReportArgs report_args;
+  CLI::App* report = app.add_subcommand("report", "write self-contained HTML tuning reports");
+  report->add_option("--db", report_args.db, "results database (default as for tuning)");
+  report->add_option("--run", report_args.run, "one report for this run id");
+  report->add_option("--kernel,-k", report_args.kernel, "only this family");
+  report->add_option("--device-uuid", report_args.device_uuid, "only this device");
+  report->add_option("--out,-o", report_args.out, "folder for the HTML files (default: cutune-reports)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -46,6 +54,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (report->parsed()) return write_reports(report_args);
     return run_command(args);
   } catch (const UsageError& e) {
     std::cerr << "tune: error: " << e.what() << "\n";
