@@ -204,6 +204,10 @@ TEST(GpuScan, CommandLineEndToEnd) {
   EXPECT_NE(out.find("n=3000,type=int32"), std::string::npos) << out;
   EXPECT_NE(out.find("GB/s"), std::string::npos) << out;
   EXPECT_NE(out.find("copy bandwidth"), std::string::npos) << out;
+  const auto report_at = out.find("report: ");
+  ASSERT_NE(report_at, std::string::npos) << out;
+  const std::string report_path = out.substr(report_at + 8, out.find('\n', report_at) - report_at - 8);
+  EXPECT_TRUE(std::filesystem::exists(report_path)) << report_path;
   ASSERT_EQ(run("--kernel scan --device 0 --n 100000 --n 3000 --quiet --db " + t.path, out), 0) << out;
   EXPECT_NE(out.find(": 0 evaluated"), std::string::npos) << out;
   ASSERT_EQ(run("--best --kernel scan --device 0 --db " + t.path, out), 0) << out;
