@@ -22,10 +22,16 @@ struct TuneArgs {
   std::optional<double> time_limit;
   std::optional<std::string> db;
   std::optional<int> jobs;
+  std::optional<std::string> simulate;        // a landscape: Kernel Tuner cache file or our database
+  std::optional<std::string> trace;           // CSV of a simulation's evaluations
+  std::optional<std::string> problem;         // problem key, for a database landscape
+  std::optional<std::string> device_uuid;     // device, for a database landscape
+  std::optional<std::string> strategy_bench;  // folder of landscapes
+  std::optional<int> repeats;
   std::string command_line;
 };
 
-// Dispatches to list / best / compile-only / tune. Throws UsageError for bad input,
+// Dispatches to list / best / compile-only / simulate / strategy-bench / tune. Throws UsageError for bad input,
 // EnvironmentError when the GPU side is missing, sql::DbError for database trouble.
 int run_command(const TuneArgs& args);
 
@@ -33,5 +39,7 @@ int list_families();
 int print_best(const TuneArgs& args);
 int compile_only(const TuneArgs& args);
 int tune(const TuneArgs& args);
+int simulate_landscape(const TuneArgs& args);
+int strategy_bench(const TuneArgs& args);
 
 }  // namespace cutune
