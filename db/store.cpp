@@ -300,6 +300,23 @@ std::vector<ResultRecord> Store::results_of_run(std::int64_t run_id) {
   return rows;
 }
 
+std::vector<ProblemResult> Store::problem_results(const std::string& device_uuid, const std::string& family,
+                                                  const std::string& problem_key) {
+  auto s = db_.prepare(R"sql(
+    SELECT r.config, r.status, r.time_ms_median, r.compile_s, r.verify_s, r.benchmark_s
+    FROM results r JOIN devices d ON d.id = r.device_id JOIN problems p ON p.id = r.problem_id
+    WHERE d.uuid = ?1 AND p.family = ?2 AND p.key = ?3
+      AND r.template_id = (SELECT MAX(template_id) FROM results
+                           WHERE device_id = r.device_id AND problem_id = r.problem_id)
+    ORDER BY r.id)sql");
+  s.bind(1, device_uuid).bind(2, family).bind(3, problem_key);
+  std::vector<ProblemResult> rows;
+  while (s.step())
+    rows.push_back({s.column_text(0), s.column_text(1), s.column_optional_double(2), s.column_double(3),
+                    s.column_double(4), s.column_double(5)});
+  return rows;
+}
+
 std::int64_t Store::result_count() {
   auto s = db_.prepare("SELECT COUNT(*) FROM results");
   s.step();

@@ -19,6 +19,14 @@ inline constexpr int kSchemaVersion = 1;
 // $XDG_DATA_HOME/cutune/cutune.db, else ~/.local/share/cutune/cutune.db.
 std::string default_database_path();
 
+// One stored measurement of a config, as a recorded landscape replays it.
+struct ProblemResult {
+  std::string config;  // canonical "name=value,…"
+  std::string status;  // "ok" or the failure
+  std::optional<double> time_ms_median;
+  double compile_s = 0, verify_s = 0, benchmark_s = 0;
+};
+
 class Store {
  public:
   // Opens (creating if needed, with parent folders) and brings the schema up to date.
@@ -42,6 +50,10 @@ class Store {
   std::map<std::string, std::optional<double>> measured_configs(std::int64_t device_id, std::int64_t template_id,
                                                                 std::int64_t problem_id);
   std::vector<ResultRecord> results_of_run(std::int64_t run_id);
+  // Every result for one device, family and problem, oldest first: the landscape `tune
+  // --simulate` replays. Where several template versions have results, those of the newest.
+  std::vector<ProblemResult> problem_results(const std::string& device_uuid, const std::string& family,
+                                             const std::string& problem_key);
   std::int64_t result_count();
 
   // Best ok result per (device, family, problem); empty filters match everything.

@@ -83,7 +83,7 @@ Space ScanFamily::space(const DeviceLimits& limits) const {
       .axis("ept", {1, 2, 4, 8, 12, 16}, "elements per thread")
       .axis("vec", {1, 2, 4}, "elements per vector load")
       .axis("pad", {0, 1}, "pad shared arrays against bank conflicts")
-      .require("ept % vec == 0", [](const ConfigView& c) { return c["ept"] % c["vec"] == 0; })
+      .require("ept % vec == 0")
       .require("pad only where shared arrays are strided (blelloch tree, or staged stores when ept > 1)",
                [](const ConfigView& c) { return c["pad"] == 0 || c["algo"] == blelloch || c["ept"] > 1; })
       .require("block <= device max threads per block",

@@ -70,13 +70,6 @@ class Progress {
 
 }  // namespace
 
-std::string Budget::describe() const {
-  std::string text;
-  if (max_evals) text += fmt::format("max_evals={}", *max_evals);
-  if (time_limit_seconds) text += fmt::format("{}time_limit={}s", text.empty() ? "" : ",", *time_limit_seconds);
-  return text.empty() ? "unlimited" : text;
-}
-
 std::string tool_version() { return "cutune 0.1.0"; }
 
 Session::Session(const Family& family, Device& device, db::Store& store, SessionOptions options)
@@ -121,13 +114,23 @@ SessionResult Session::run() {
   std::size_t done = 0;  // evaluated or skipped, over all problems
   double evaluation_seconds = 0;
 
-  auto out_of_time = [&] {
-    return options_.budget.time_limit_seconds &&
-           std::chrono::duration<double>(Clock::now() - started).count() >= *options_.budget.time_limit_seconds;
+  // Checked before each batch is compiled and before each evaluation; the evaluation count per
+  // problem is capped by the batch sizes instead. Sets stop_reason, so no further problem starts.
+  bool stopped = false;
+  auto must_stop = [&] {
+    const Budget time_only{std::nullopt, options_.budget.time_limit_seconds};
+    if (g_interrupted) {
+      result.interrupted = true;
+      result.stop_reason = "interrupted";
+    } else if (auto reason = time_only.exhausted(0, std::chrono::duration<double>(Clock::now() - started).count())) {
+      result.stop_reason = *reason;  // a budget running out is a clean finish, not an interruption
+    }
+    stopped = !result.stop_reason.empty();
+    return stopped;
   };
 
   for (const Problem& problem : options_.problems) {
-    if (result.interrupted) break;
+    if (stopped) break;
     db::ProblemRecord problem_record{0, family_.name(), problem.key, problem.size, problem.dtype, problem.fields.dump()};
     const std::int64_t problem_id = store_.upsert_problem(problem_record);
     auto already = store_.measured_configs(device_id, template_id, problem_id);
@@ -140,7 +143,7 @@ SessionResult Session::run() {
     std::int64_t new_evaluations = 0;
     std::size_t problem_done = 0;
 
-    while (problem_done < per_problem) {
+    while (problem_done < per_problem && !must_stop()) {
       const std::size_t batch_size = std::max<std::size_t>(16, 4 * static_cast<std::size_t>(options_.compile_jobs));
       std::vector<Config> batch = strategy->propose(std::min(batch_size, per_problem - problem_done));
       if (batch.empty()) break;
@@ -165,11 +168,7 @@ SessionResult Session::run() {
           observation.objective = it->second;
           ++result.skipped;
         } else {
-          if (g_interrupted || out_of_time()) {
-            result.interrupted = true;
-            result.stop_reason = g_interrupted ? "interrupted" : "time limit reached";
-            break;
-          }
+          if (must_stop()) break;
           const auto evaluate_started = Clock::now();
           const Compiled& c = compiled[request_of[i]];
           const Outcome outcome = evaluator.evaluate(space, config, c);
@@ -223,7 +222,7 @@ SessionResult Session::run() {
                                     best_ms ? fmt::format("{:.4f} ms ({})", *best_ms, best_config) : "none yet"),
                         done == total);
       }
-      if (result.interrupted) break;
+      if (stopped) break;
     }
     done += per_problem - problem_done;  // a strategy that ran out early
   }

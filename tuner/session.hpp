@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "budget.hpp"
 #include "compile.hpp"
 #include "device.hpp"
 #include "family.hpp"
@@ -14,17 +15,11 @@
 
 namespace cutune {
 
-struct Budget {
-  std::optional<std::int64_t> max_evals;     // new evaluations per problem
-  std::optional<double> time_limit_seconds;  // wall time for the whole session, compiles included
-  std::string describe() const;
-};
-
 struct SessionOptions {
   std::vector<Problem> problems;
   std::string strategy;
   std::uint64_t seed = 0;
-  Budget budget;
+  Budget budget;  // max_evals per problem; the time limit is wall time for the whole session
   int compile_jobs = 1;
   std::string cache_folder;  // empty: no compile cache
   MeasureOptions measure;
@@ -36,7 +31,7 @@ struct SessionResult {
   std::int64_t run_id = 0;
   std::int64_t evaluated = 0, skipped = 0;
   bool interrupted = false;  // Ctrl-C or a hung kernel ended it early; results so far are stored
-  std::string stop_reason;
+  std::string stop_reason;   // why it ended early (interrupted, or a budget ran out); empty otherwise
 };
 
 class Session {

@@ -96,7 +96,8 @@ void expect_usage_error(const CommandRun& run, const std::string& message) {
 TEST(Cli, HelpListsTheMainOptions) {
   const CommandRun run = tune("--help");
   EXPECT_EQ(run.exit_code, 0);
-  for (const char* option : {"--kernel", "--device", "--compile-only", "--best", "--list", "--db", "--type", "--n"})
+  for (const char* option : {"--kernel", "--device", "--compile-only", "--best", "--list", "--db", "--type", "--n",
+                             "--simulate", "--trace", "--strategy-bench", "--repeats"})
     EXPECT_NE(run.out.find(option), std::string::npos) << option;
 }
 
@@ -163,4 +164,90 @@ TEST(Cli, GpuCommandWithoutDriverOrDeviceIsOneLine) {
     EXPECT_NE(run.err.find("no CUDA driver"), std::string::npos) << run.err;
   }
   EXPECT_EQ(count_results(db), 1);
+}
+
+// ---- simulation and the strategy benchmark (CPU only) -----------------------------------------
+
+namespace {
+// Two parameters, three recorded configs, one of them failed; costs in ms.
+std::string write_landscape(const std::filesystem::path& folder) {
+  const std::string path = (folder / "tiny.json").string();
+  std::ofstream(path) << R"({"tune_params_keys": ["a", "b"], "tune_params": {"a": [1, 2], "b": ["x", "y"]},
+    "cache": {
+      "1,x": {"a": 1, "b": "x", "time": 2.0, "compile_time": 500, "verification_time": 0, "benchmark_time": 500},
+      "1,y": {"a": 1, "b": "y", "time": "CompilationFailedConfig", "compile_time": 250, "verification_time": 0, "benchmark_time": 0},
+      "2,y": {"a": 2, "b": "y", "time": 1.5, "compile_time": 500, "verification_time": 100, "benchmark_time": 400}}})";
+  return path;
+}
+}  // namespace
+
+TEST(CliSimulate, ReplaysALandscapeAndWritesTheTrace) {
+  const auto folder = temp_folder();
+  const std::string landscape = write_landscape(folder), trace = (folder / "trace.csv").string();
+  const CommandRun run = tune("--simulate " + landscape + " --strategy random_sampling --seed 3 --trace " + trace);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("simulated random_sampling (seed 3) on tiny: 3 evaluations, 2.2 s recorded time"),
+            std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("best: 1.5 ms"), std::string::npos) << run.out;
+  std::stringstream text;
+  text << std::ifstream(trace).rdbuf();
+  EXPECT_EQ(text.str().rfind("index,config,cost_s,objective\n", 0), 0u) << text.str();
+  EXPECT_NE(text.str().find(",\"1,y\",0.25,\n"), std::string::npos) << text.str();  // failure: no objective
+  int lines = 0;
+  for (char c : text.str()) lines += c == '\n';
+  EXPECT_EQ(lines, 4);
+}
+
+TEST(CliSimulate, DefaultStrategyAndBudgets) {
+  const auto folder = temp_folder();
+  const std::string landscape = write_landscape(folder);
+  const CommandRun evals = tune("--simulate " + landscape + " --max-evals 1");
+  ASSERT_EQ(evals.exit_code, 0) << evals.err;
+  EXPECT_NE(evals.out.find(": 1 evaluations"), std::string::npos) << evals.out;
+  EXPECT_NE(evals.out.find("max evals (1) reached"), std::string::npos) << evals.out;
+  const CommandRun timed = tune("--simulate " + landscape + " --strategy brute_force --time-limit 0.5");
+  ASSERT_EQ(timed.exit_code, 0) << timed.err;
+  EXPECT_NE(timed.out.find(": 1 evaluations, 1.0 s recorded time"), std::string::npos) << timed.out;
+}
+
+TEST(CliSimulate, BadInputIsOneLineAndExitTwo) {
+  const auto folder = temp_folder();
+  const std::string landscape = write_landscape(folder);
+  expect_usage_error(tune("--simulate " + (folder / "missing.json.gz").string()), "no such file");
+  { std::ofstream(folder / "broken.json") << "{\"tune_params\": [1, 2"; }
+  expect_usage_error(tune("--simulate " + (folder / "broken.json").string()), "is not valid JSON");
+  { std::ofstream(folder / "other.json") << "{\"results\": []}"; }
+  expect_usage_error(tune("--simulate " + (folder / "other.json").string()), "not a Kernel Tuner cache file");
+  expect_usage_error(tune("--simulate " + landscape + " --strategy nosuch"), "unknown --strategy");
+  expect_usage_error(tune("--simulate " + landscape + " --time-limit -1"), "--time-limit must be positive");
+  expect_usage_error(tune("--simulate " + landscape + " --trace " + (folder / "no" / "t.csv").string()),
+                     "cannot write trace");
+  const std::string db = seeded_database(folder);
+  expect_usage_error(tune("--simulate " + db), "needs --kernel, --problem and --device-uuid");
+  expect_usage_error(tune("--simulate " + db + " --kernel scan --problem n=2,type=int32 --device-uuid GPU-test"),
+                     "no results");
+  expect_usage_error(tune("--strategy-bench " + (folder / "none").string()), "not a folder");
+  expect_usage_error(tune("--strategy-bench " + folder.string() + " --repeats 0"), "--repeats must be positive");
+}
+
+TEST(CliSimulate, ReplaysResultsFromTheDatabase) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(folder);
+  const CommandRun run = tune("--simulate " + db + " --kernel scan --problem n=1,type=int32 --device-uuid GPU-test");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("best: 1 ms"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("algo=warp"), std::string::npos) << run.out;
+}
+
+TEST(CliStrategyBench, PrintsATablePerGroup) {
+  const auto folder = temp_folder();
+  write_landscape(folder);
+  const CommandRun run = tune("--strategy-bench " + folder.string() + " --repeats 2");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("| tiny | 3 |"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("| random_sampling |"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("| nlopt_direct_l |"), std::string::npos) << run.out;
+  const CommandRun one = tune("--strategy-bench " + folder.string() + " --strategy genetic_algorithm");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.find("random_sampling"), std::string::npos) << one.out;
 }

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <array>
+#include <map>
+#include <set>
+
 #include "core/error.hpp"
 #include "core/space.hpp"
 #include "scan.hpp"
@@ -96,4 +100,85 @@ TEST(ConfigDefinitions, OneDefinePerAxis) {
   const Space s = small_space();
   const auto defs = config_definitions(s, Config{{1, 128, 2}});
   EXPECT_EQ(defs, (std::vector<std::string>{"-DCUTUNE_ALGO=1", "-DCUTUNE_BLOCK=128", "-DCUTUNE_EPT=2"}));
+}
+
+// ---- large spaces: backtracking enumeration and sampling -------------------------------------
+
+namespace {
+// 6^8 = 1 679 616 raw configs; the expression constraints bind after the first few axes, so
+// most of the product is never visited.
+Space large_space() {
+  Space s;
+  for (const char* name : {"a", "b", "c", "d", "e", "f", "g", "h"}) s.axis(name, {1, 2, 3, 4, 5, 6});
+  s.require("a * b <= 6").require("c + d < a + 4").require("e % b == 0 || e == 1");
+  s.require("f * g * h <= 3 * e");
+  s.require("not an expression: checked once every axis is bound",
+            [](const ConfigView& c) { return c["h"] != c["a"]; });
+  return s;
+}
+
+bool large_space_allows(const std::array<std::int64_t, 8>& v) {
+  const auto [a, b, c, d, e, f, g, h] = v;
+  return a * b <= 6 && c + d < a + 4 && (e % b == 0 || e == 1) && f * g * h <= 3 * e && h != a;
+}
+}  // namespace
+
+TEST(LargeSpace, BacktrackingFindsExactlyTheValidConfigsInOrder) {
+  const Space s = large_space();
+  EXPECT_GE(s.raw_size(), 1e6);
+  std::vector<Config> expected;
+  std::array<std::int64_t, 8> v{};
+  // The plain odometer over the whole product, for comparison.
+  for (int i = 0; i < 1679616; ++i) {
+    int rest = i;
+    for (int axis = 7; axis >= 0; --axis, rest /= 6) v[axis] = rest % 6 + 1;
+    if (large_space_allows(v)) expected.push_back(Config{{v.begin(), v.end()}});
+  }
+  const auto configs = s.enumerate();
+  EXPECT_EQ(configs, expected);
+  EXPECT_GT(configs.size(), 1000u);
+}
+
+TEST(LargeSpace, SamplesAreValidAndCoverTheSpace) {
+  const Space s = large_space();
+  std::mt19937_64 rng(7);
+  std::set<Config> seen;
+  for (int i = 0; i < 2000; ++i) {
+    const auto config = s.sample(rng);
+    ASSERT_TRUE(config);
+    ASSERT_TRUE(s.valid(*config)) << s.key(*config);
+    seen.insert(*config);
+  }
+  EXPECT_GT(seen.size(), 1000u);  // thousands of valid configs: draws rarely repeat
+}
+
+TEST(SpaceSample, IsUniformOverValidConfigs) {
+  const Space s = small_space();  // 16 valid of 18
+  std::mt19937_64 rng(11);
+  std::map<Config, int> count;
+  for (int i = 0; i < 16000; ++i) ++count[*s.sample(rng)];
+  EXPECT_EQ(count.size(), 16u);
+  for (const auto& [config, n] : count) EXPECT_NEAR(n, 1000, 160) << s.key(config);  // about 5 sigma
+}
+
+TEST(SpaceSample, FindsRareConfigsAndReportsAnEmptySpace) {
+  // 10^10 raw configs of which 10 are valid: rejection sampling gives up, the depth-first search
+  // finds them.
+  Space rare;
+  std::string previous;
+  for (int axis = 0; axis < 10; ++axis) {
+    const std::string name = "x" + std::to_string(axis);
+    rare.axis(name, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+    if (!previous.empty()) rare.require(name + " == " + previous);
+    previous = name;
+  }
+  std::mt19937_64 rng(3);
+  const auto config = rare.sample(rng);
+  ASSERT_TRUE(config);
+  EXPECT_TRUE(rare.valid(*config));
+
+  Space empty;
+  empty.axis("x", {1, 2, 3}).require("x > 3");
+  EXPECT_FALSE(empty.sample(rng));
+  EXPECT_TRUE(empty.enumerate().empty());
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -13,7 +14,9 @@
 #include "device.hpp"
 #include "family.hpp"
 #include "report.hpp"
+#include "simulator.hpp"
 #include "store.hpp"
+#include "strategy_bench.hpp"
 
 namespace cutune {
 namespace {
@@ -30,6 +33,36 @@ std::vector<Problem> requested_problems(const Family& family, const TuneArgs& ar
 }
 
 int default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+Budget requested_budget(const TuneArgs& args) {
+  if (args.max_evals && *args.max_evals <= 0) throw UsageError("--max-evals must be positive");
+  if (args.time_limit && *args.time_limit <= 0) throw UsageError("--time-limit must be positive");
+  return {args.max_evals, args.time_limit};
+}
+
+std::string requested_strategy(const TuneArgs& args) {
+  std::string strategy = args.strategy.value_or(default_strategy_name());
+  check_strategy_name(strategy);
+  return strategy;
+}
+
+bool is_sqlite_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  char header[16] = {};
+  return file.read(header, sizeof header) && std::string(header, sizeof header) == std::string("SQLite format 3\0", 16);
+}
+
+Landscape load_landscape(const TuneArgs& args) {
+  const std::string& path = *args.simulate;
+  if (!is_sqlite_file(path)) return read_kernel_tuner_cache(path);
+  if (!args.kernel || !args.problem || !args.device_uuid)
+    throw UsageError("--simulate with a database needs --kernel, --problem and --device-uuid to pick its results");
+  db::Store store(path);
+  const std::string name = *args.kernel + " " + *args.problem + " on " + *args.device_uuid;
+  const auto results = store.problem_results(*args.device_uuid, *args.kernel, *args.problem);
+  if (results.empty()) throw UsageError("no results in '" + path + "' for " + name);
+  return landscape_from_results(name, results);
+}
 
 std::string database_path(const TuneArgs& args) { return args.db ? *args.db : db::default_database_path(); }
 
@@ -56,6 +89,8 @@ int run_command(const TuneArgs& args) {
   if (args.list) return list_families();
   if (args.best) return print_best(args);
   if (args.compile_only) return compile_only(args);
+  if (args.simulate) return simulate_landscape(args);
+  if (args.strategy_bench) return strategy_bench(args);
   if (!args.kernel && !args.device) throw UsageError("nothing to do: give --kernel NAME --device N, or see tune --help");
   return tune(args);
 }
@@ -128,13 +163,10 @@ int tune(const TuneArgs& args) {
   if (!args.device) throw UsageError("tuning needs --device N");
   SessionOptions options;
   options.problems = requested_problems(family, args);
-  options.strategy = args.strategy.value_or(default_strategy_name());
-  check_strategy_name(options.strategy);
-  if (args.max_evals && *args.max_evals <= 0) throw UsageError("--max-evals must be positive");
-  if (args.time_limit && *args.time_limit <= 0) throw UsageError("--time-limit must be positive");
+  options.strategy = requested_strategy(args);
+  options.budget = requested_budget(args);
   if (args.jobs && *args.jobs <= 0) throw UsageError("--jobs must be positive");
   options.seed = args.seed;
-  options.budget = {args.max_evals, args.time_limit};
   options.compile_jobs = args.jobs.value_or(default_jobs());
   options.cache_folder = args.no_cache ? std::string() : CompileCache::default_folder();
   options.command = args.command_line;
@@ -161,7 +193,7 @@ int tune(const TuneArgs& args) {
   const auto stored = store.device_by_uuid(device.fingerprint().uuid);
   std::cout << fmt::format("run {}: {} evaluated, {} already stored{}; measured copy bandwidth {:.0f} GB/s\n",
                            result.run_id, result.evaluated, result.skipped,
-                           result.interrupted ? " (stopped early: " + result.stop_reason + ")" : "",
+                           result.stop_reason.empty() ? "" : " (stopped early: " + result.stop_reason + ")",
                            stored && stored->copy_bandwidth_gbs ? *stored->copy_bandwidth_gbs : 0.0);
   print_best_table(std::cout, rows);
 
@@ -200,6 +232,38 @@ int write_reports(const ReportArgs& args) {
     if (selections.empty()) throw UsageError("no results in '" + path + "' match the selection");
   }
   for (const auto& selection : selections) std::cout << report::write_report(db, selection, args.out) << "\n";
+  return 0;
+}
+
+int simulate_landscape(const TuneArgs& args) {
+  const std::string strategy_name = requested_strategy(args);
+  SimulationOptions options;
+  options.budget = requested_budget(args);
+  const Landscape landscape = load_landscape(args);
+  const auto strategy = make_strategy(strategy_name, landscape.space(), args.seed);
+  const SimulationResult result = simulate(landscape, *strategy, options);
+  if (args.trace) write_trace_file(*args.trace, result);
+
+  std::cout << fmt::format("simulated {} (seed {}) on {}: {} evaluations, {:.1f} s recorded time, {} revisits; {}\n",
+                           strategy_name, args.seed, landscape.name(), result.evaluations.size(),
+                           result.elapsed_seconds(), result.revisits, result.stop_reason);
+  if (result.best) {
+    const auto& best = result.evaluations[*result.best];
+    std::cout << fmt::format("best: {} ms at evaluation {} ({:.1f} s): {}\n", *best.objective, *result.best,
+                             best.elapsed_seconds, best.config);
+  } else {
+    std::cout << "best: none (every evaluated config failed)\n";
+  }
+  return 0;
+}
+
+int strategy_bench(const TuneArgs& args) {
+  StrategyBenchOptions options;
+  options.folder = *args.strategy_bench;
+  options.repeats = args.repeats.value_or(5);
+  if (args.strategy) options.strategies = {requested_strategy(args)};
+  options.threads = default_jobs();
+  print_strategy_bench(std::cout, run_strategy_bench(options));
   return 0;
 }
 

@@ -22,6 +22,12 @@ struct TuneArgs {
   std::optional<double> time_limit;
   std::optional<std::string> db;
   std::optional<int> jobs;
+  std::optional<std::string> simulate;        // a landscape: Kernel Tuner cache file or our database
+  std::optional<std::string> trace;           // CSV of a simulation's evaluations
+  std::optional<std::string> problem;         // problem key, for a database landscape
+  std::optional<std::string> device_uuid;     // device, for a database landscape
+  std::optional<std::string> strategy_bench;  // folder of landscapes
+  std::optional<int> repeats;
   std::string command_line;
 };
 
@@ -33,7 +39,7 @@ struct ReportArgs {
   std::string out = "cutune-reports";
 };
 
-// Dispatches to list / best / compile-only / tune. Throws UsageError for bad input,
+// Dispatches to list / best / compile-only / simulate / strategy-bench / tune. Throws UsageError for bad input,
 // EnvironmentError when the GPU side is missing, sql::DbError for database trouble.
 int run_command(const TuneArgs& args);
 
@@ -41,6 +47,8 @@ int list_families();
 int print_best(const TuneArgs& args);
 int compile_only(const TuneArgs& args);
 int tune(const TuneArgs& args);
+int simulate_landscape(const TuneArgs& args);
+int strategy_bench(const TuneArgs& args);
 // `tune report`: one HTML file per (device, family), or per run with --run.
 int write_reports(const ReportArgs& args);
 

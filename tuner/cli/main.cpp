@@ -33,6 +33,15 @@ int main(int argc, char** argv) {
   app.add_option("--jobs,-j", args.jobs, "parallel compile processes (default: one per core)");
   app.add_flag("--no-cache", args.no_cache, "do not read or write the compile cache");
   app.add_flag("--quiet,-q", args.quiet, "no progress line");
+  app.add_option("--simulate", args.simulate,
+                 "replay a recorded landscape on the CPU: a Kernel Tuner cache file (.json, .json.gz) or a cutune "
+                 "database (then with --kernel, --problem and --device-uuid)");
+  app.add_option("--trace", args.trace, "with --simulate: write the evaluations as CSV (index,config,cost_s,objective)");
+  app.add_option("--problem", args.problem, "with --simulate DB: the problem key, e.g. n=1048576,type=int32");
+  app.add_option("--device-uuid", args.device_uuid, "with --simulate DB: the device, e.g. GPU-8f3…");
+  app.add_option("--strategy-bench", args.strategy_bench,
+                 "score every strategy (or --strategy) on every landscape in FOLDER against random search");
+  app.add_option("--repeats", args.repeats, "with --strategy-bench: seeds per strategy and landscape (default 5)");
 
   ReportArgs report_args;
   CLI::App* report = app.add_subcommand("report", "write self-contained HTML tuning reports");

@@ -2,9 +2,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <numeric>
+
 #include "error.hpp"
+#include "expression.hpp"
 
 namespace cutune {
+
+std::size_t ConfigHash::operator()(const Config& config) const noexcept {
+  std::size_t hash = 0xcbf29ce484222325ULL;
+  for (std::int64_t v : config.values) hash = (hash ^ static_cast<std::size_t>(v)) * 0x100000001b3ULL + (hash >> 29);
+  return hash;
+}
 
 std::string Axis::text_of(std::int64_t value) const {
   if (!labels.empty())
@@ -49,7 +59,24 @@ Space& Space::labelled_axis(std::string name, std::vector<std::string> labels, s
 }
 
 Space& Space::require(std::string description, std::function<bool(const ConfigView&)> allows) {
-  constraints_.push_back({std::move(description), std::move(allows)});
+  constraints_.push_back({std::move(description), std::move(allows), {}});
+  return *this;
+}
+
+Space& Space::require(std::string expression) {
+  // Names resolve to axis positions now, so checking a config costs no name lookups.
+  const Expression compiled = Expression::parse(expression, [this](std::string_view name) -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < axes_.size(); ++i)
+      if (axes_[i].name == name) return i;
+    return std::nullopt;
+  });
+  std::vector<std::size_t> axes = compiled.slots();
+  constraints_.push_back({std::move(expression),
+                          [compiled](const ConfigView& c) {
+                            const auto value = compiled.evaluate(c.config().values);
+                            return value && *value != 0;
+                          },
+                          std::move(axes)});
   return *this;
 }
 
@@ -75,22 +102,101 @@ std::optional<std::string> Space::violation(const Config& config) const {
   return std::nullopt;
 }
 
+std::vector<std::vector<std::size_t>> Space::checks_by_axis() const {
+  std::vector<std::vector<std::size_t>> checks(std::max<std::size_t>(axes_.size(), 1));
+  for (std::size_t i = 0; i < constraints_.size(); ++i) {
+    const auto& axes = constraints_[i].axes;
+    checks[axes.empty() ? checks.size() - 1 : axes.back()].push_back(i);
+  }
+  return checks;
+}
+
+bool Space::passes(const std::vector<std::size_t>& checks, const Config& partial) const {
+  const ConfigView view(*this, partial);
+  for (std::size_t i : checks)
+    if (!constraints_[i].allows(view)) return false;
+  return true;
+}
+
+void Space::for_each_valid(const std::function<void(const Config&)>& visit) const {
+  const auto checks = checks_by_axis();
+  Config config{std::vector<std::int64_t>(axes_.size())};
+  if (axes_.empty()) {
+    if (passes(checks[0], config)) visit(config);
+    return;
+  }
+  // Axes before `depth` are bound and pass their checks; digit[depth] is the next value to try.
+  std::vector<std::size_t> digit(axes_.size(), 0);
+  std::size_t depth = 0;
+  while (true) {
+    if (digit[depth] == axes_[depth].values.size()) {
+      if (depth == 0) return;
+      digit[depth] = 0;
+      ++digit[--depth];
+      continue;
+    }
+    config.values[depth] = axes_[depth].values[digit[depth]];
+    if (!passes(checks[depth], config)) {
+      ++digit[depth];
+    } else if (depth + 1 == axes_.size()) {
+      visit(config);
+      ++digit[depth];
+    } else {
+      ++depth;
+    }
+  }
+}
+
 std::vector<Config> Space::enumerate() const {
   std::vector<Config> valid_configs;
-  std::vector<std::size_t> digits(axes_.size(), 0);
+  for_each_valid([&](const Config& config) { valid_configs.push_back(config); });
+  return valid_configs;
+}
+
+std::optional<Config> Space::sample(std::mt19937_64& rng) const {
+  if (axes_.empty()) return valid(Config{}) ? std::optional<Config>(Config{}) : std::nullopt;
+  const auto checks = checks_by_axis();
   Config config{std::vector<std::int64_t>(axes_.size())};
-  while (true) {
-    for (std::size_t i = 0; i < axes_.size(); ++i) config.values[i] = axes_[i].values[digits[i]];
-    if (valid(config)) valid_configs.push_back(config);
-    // Odometer increment, last axis fastest.
-    std::size_t axis = axes_.size();
-    while (axis > 0) {
-      --axis;
-      if (++digits[axis] < axes_[axis].values.size()) break;
-      digits[axis] = 0;
-      if (axis == 0) return valid_configs;
+  // Each attempt draws axis by axis and gives up at the first failed check: every valid config
+  // is equally likely, and an attempt costs little when constraints bind early.
+  constexpr int kAttempts = 10000;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    std::size_t axis = 0;
+    for (; axis < axes_.size(); ++axis) {
+      const auto& values = axes_[axis].values;
+      config.values[axis] = values[std::uniform_int_distribution<std::size_t>(0, values.size() - 1)(rng)];
+      if (!passes(checks[axis], config)) break;
     }
-    if (axes_.empty()) return valid_configs;
+    if (axis == axes_.size()) return config;
+  }
+  return depth_first_sample(rng);
+}
+
+std::optional<Config> Space::depth_first_sample(std::mt19937_64& rng) const {
+  const auto checks = checks_by_axis();
+  Config config{std::vector<std::int64_t>(axes_.size())};
+  auto shuffled_positions = [&](std::size_t axis) {
+    std::vector<std::size_t> order(axes_[axis].values.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    return order;
+  };
+  std::vector<std::vector<std::size_t>> order(axes_.size());
+  std::vector<std::size_t> next(axes_.size(), 0);
+  order[0] = shuffled_positions(0);
+  std::size_t depth = 0;
+  while (true) {
+    if (next[depth] == order[depth].size()) {
+      if (depth == 0) return std::nullopt;
+      --depth;
+      continue;
+    }
+    config.values[depth] = axes_[depth].values[order[depth][next[depth]++]];
+    if (!passes(checks[depth], config)) continue;
+    if (depth + 1 == axes_.size()) return config;
+    ++depth;
+    order[depth] = shuffled_positions(depth);
+    next[depth] = 0;
   }
 }
 

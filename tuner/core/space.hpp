@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct Config {
   auto operator<=>(const Config&) const = default;
 };
 
+struct ConfigHash {
+  std::size_t operator()(const Config& config) const noexcept;
+};
+
 // Read access by parameter name, for constraints and families.
 class ConfigView {
  public:
@@ -46,6 +51,9 @@ class ConfigView {
 struct Constraint {
   std::string description;  // shown when a user-named config is rejected, e.g. "ept % vec == 0"
   std::function<bool(const ConfigView&)> allows;
+  // The axes it reads, ascending; empty when unknown (then it waits until every axis is bound).
+  // Enumeration and sampling check a constraint as soon as its last axis has a value.
+  std::vector<std::size_t> axes;
 };
 
 class Space {
@@ -54,6 +62,10 @@ class Space {
   Space& axis(std::string name, std::vector<std::int64_t> values, std::string help = {});
   Space& labelled_axis(std::string name, std::vector<std::string> labels, std::string help = {});
   Space& require(std::string description, std::function<bool(const ConfigView&)> allows);
+  // A constraint written as an integer expression over the axes declared so far (see
+  // core/expression.hpp), e.g. "block * ept * vec <= 8192". Labelled axes read as their value
+  // numbers. Throws UsageError naming the problem and its column.
+  Space& require(std::string expression);
 
   const std::vector<Axis>& axes() const { return axes_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
@@ -64,8 +76,17 @@ class Space {
   std::optional<std::string> violation(const Config& config) const;
   bool valid(const Config& config) const { return !violation(config); }
 
-  // Every valid config, in lexicographic axis order.
+  // Every valid config, in lexicographic axis order. Backtracking: a constraint is checked once
+  // its last axis is bound, so a rejected prefix prunes its subtree and a product of millions of
+  // raw combinations costs about as much as its valid configs.
   std::vector<Config> enumerate() const;
+  void for_each_valid(const std::function<void(const Config&)>& visit) const;
+
+  // A valid config drawn uniformly (rejection sampling, pruned early like enumerate) without
+  // listing the space; in a space where valid configs are too rare for that, a randomised
+  // depth-first search, which finds one whenever one exists but is not uniform. nullopt: the
+  // space is empty.
+  std::optional<Config> sample(std::mt19937_64& rng) const;
 
   // Canonical "algo=warp,block=256,…" (axis order) and its JSON object form.
   std::string key(const Config& config) const;
@@ -74,6 +95,11 @@ class Space {
   Config parse(const std::string& key) const;
 
  private:
+  // Constraint indices grouped by the axis after which they can be checked.
+  std::vector<std::vector<std::size_t>> checks_by_axis() const;
+  bool passes(const std::vector<std::size_t>& checks, const Config& partial) const;
+  std::optional<Config> depth_first_sample(std::mt19937_64& rng) const;
+
   std::vector<Axis> axes_;
   std::vector<Constraint> constraints_;
 };

@@ -1,7 +1,11 @@
 #pragma once
 // Search strategies: given what has been observed, propose the next configs to evaluate.
-// A strategy remembers what it has seen, never proposes an invalid config, and is
-// deterministic for a given seed.
+// A strategy remembers what it has seen, never proposes an invalid config or one it proposed
+// before, and is deterministic for a given seed.
+//
+// The caller observes every config of a batch before asking for the next batch (it may stop
+// early and drop the strategy at any point). A strategy may return fewer configs than asked for
+// (sequential ones return one); an empty batch means it has nothing left to propose.
 #include <cstdint>
 #include <memory>
 #include <optional>

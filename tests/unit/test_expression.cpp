@@ -1,0 +1,123 @@
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "core/expression.hpp"
+#include "core/space.hpp"
+
+using namespace cutune;
+
+namespace {
+
+// Names a, b, c, block, ept read slots 0..4.
+std::optional<std::size_t> slot_of(std::string_view name) {
+  const std::vector<std::string_view> names{"a", "b", "c", "block", "ept"};
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return i;
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> eval(const std::string& text, std::vector<std::int64_t> values = {2, 3, 5, 256, 4}) {
+  return Expression::parse(text, slot_of).evaluate(values);
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    Expression::parse(text, slot_of);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(Expression, ArithmeticFollowsCPrecedence) {
+  EXPECT_EQ(eval("a + b * c"), 17);
+  EXPECT_EQ(eval("(a + b) * c"), 25);
+  EXPECT_EQ(eval("c - b - a"), 0);  // left associative
+  EXPECT_EQ(eval("block / ept / a"), 32);
+  EXPECT_EQ(eval("c % b * a"), 4);
+  EXPECT_EQ(eval("-a * b"), -6);
+  EXPECT_EQ(eval("- -a + +b"), 5);
+  EXPECT_EQ(eval("7 / -2"), -3);  // truncates toward zero, like C
+  EXPECT_EQ(eval("-7 % 3"), -1);
+  EXPECT_EQ(eval("  block*ept*2  "), 2048);
+}
+
+TEST(Expression, ComparisonsAndLogicBindLooserThanArithmetic) {
+  EXPECT_EQ(eval("block * ept <= 1024"), 1);
+  EXPECT_EQ(eval("block * ept < 1024"), 0);
+  EXPECT_EQ(eval("a + 1 == b"), 1);
+  EXPECT_EQ(eval("(a < b) == 1"), 1);
+  EXPECT_EQ(eval("a == b - 1"), 1);
+  EXPECT_EQ(eval("a > b || c >= 5 && b != 3"), 0);  // && before ||
+  EXPECT_EQ(eval("(a > b || c >= 5) && b == 3"), 1);
+  EXPECT_EQ(eval("!a"), 0);
+  EXPECT_EQ(eval("!(a > b)"), 1);
+  EXPECT_EQ(eval("!a == 0"), 1);  // unary ! binds tightest
+  EXPECT_EQ(eval("a != 0 && b"), 1);
+}
+
+TEST(Expression, DivisionByZeroIsUndefinedUnlessShortCircuited) {
+  EXPECT_EQ(eval("a / (b - 3)"), std::nullopt);
+  EXPECT_EQ(eval("a % 0 == 0"), std::nullopt);
+  EXPECT_EQ(eval("b == 3 || a / 0"), 1);
+  EXPECT_EQ(eval("b != 3 && a / 0"), 0);
+  EXPECT_EQ(eval("9223372036854775807 + a"), std::nullopt);  // overflow
+}
+
+TEST(Expression, ReportsItsSlotsOnce) {
+  EXPECT_EQ(Expression::parse("ept * block <= block * 2 + a", slot_of).slots(), (std::vector<std::size_t>{0, 3, 4}));
+  EXPECT_TRUE(Expression::parse("1 < 2", slot_of).slots().empty());
+}
+
+TEST(Expression, ErrorsQuoteTheTextAndColumn) {
+  EXPECT_EQ(error_of("a +* b"), "constraint 'a +* b': expected a number, a parameter name or '(' at column 4");
+  EXPECT_EQ(error_of("a + "), "constraint 'a + ': expected a number, a parameter name or '(' at the end");
+  EXPECT_EQ(error_of("(a + b"), "constraint '(a + b': expected ')' at the end");
+  EXPECT_EQ(error_of("a + b)"), "constraint 'a + b)': unexpected ')' at column 6");
+  EXPECT_EQ(error_of("blok * 2"), "constraint 'blok * 2': unknown parameter 'blok' at column 1");
+  EXPECT_EQ(error_of("a = b"), "constraint 'a = b': unexpected '=' (did you mean '=='?) at column 3");
+  EXPECT_EQ(error_of("a < b < c"), "constraint 'a < b < c': comparisons do not chain; join them with && or add "
+                                   "parentheses at column 7");
+  // C reads this as (a < b) == 1, Python as a < b and b == 1: neither is assumed.
+  EXPECT_NE(error_of("a < b == 1").find("comparisons do not chain"), std::string::npos);
+  EXPECT_EQ(error_of("a * 1.5"), "constraint 'a * 1.5': only integer literals are allowed at column 6");
+  EXPECT_EQ(error_of("a & b"), "constraint 'a & b': unexpected '&' at column 3");
+  EXPECT_EQ(error_of("99999999999999999999"), "constraint '99999999999999999999': number too large at column 1");
+  EXPECT_EQ(error_of(""), "constraint '': expected a number, a parameter name or '(' at the end");
+}
+
+TEST(SpaceRequire, ExpressionConstraintsFilterAndDescribeThemselves) {
+  Space s;
+  s.axis("block", {64, 128, 256, 512}).axis("ept", {1, 2, 4, 8}).axis("vec", {1, 2, 4});
+  s.require("block * ept * vec <= 2048").require("ept % vec == 0");
+  std::size_t expected = 0;
+  for (std::int64_t block : {64, 128, 256, 512})
+    for (std::int64_t ept : {1, 2, 4, 8})
+      for (std::int64_t vec : {1, 2, 4}) expected += block * ept * vec <= 2048 && ept % vec == 0;
+  const auto configs = s.enumerate();
+  EXPECT_EQ(configs.size(), expected);
+  EXPECT_EQ(s.violation(Config{{512, 8, 1}}), "block * ept * vec <= 2048");
+  EXPECT_EQ(s.violation(Config{{64, 2, 4}}), "ept % vec == 0");
+  EXPECT_EQ(s.constraints()[0].axes, (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(s.constraints()[1].axes, (std::vector<std::size_t>{1, 2}));
+}
+
+TEST(SpaceRequire, BadExpressionIsAUsageErrorNamingTheParameter) {
+  Space s;
+  s.axis("block", {64, 128});
+  EXPECT_THROW(s.require("block < ept"), UsageError);  // ept is not declared (yet)
+  try {
+    s.require("block <");
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'block <'"), std::string::npos);
+  }
+}
+
+TEST(SpaceRequire, LabelledAxesReadAsTheirValueNumbers) {
+  Space s;
+  s.labelled_axis("algo", {"tree", "warp", "lookback"}).axis("pad", {0, 1});
+  s.require("pad == 0 || algo == 0");  // padding only for the tree
+  EXPECT_EQ(s.enumerate().size(), 4u);
+}

@@ -1,0 +1,336 @@
+// Landscapes (Kernel Tuner cache files and our database), the simulator's charging and trace,
+// the random-search baseline and score, and the strategy benchmark, on hand-made fixtures.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "score.hpp"
+#include "simulator.hpp"
+#include "store.hpp"
+#include "strategy_bench.hpp"
+
+using namespace cutune;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_folder() {
+  auto folder = fs::temp_directory_path() / ("cutune-simulate-" + std::to_string(getpid()) + "-" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  return folder;
+}
+
+// 3 x 2 x 2 = 12 raw configs, 10 recorded, two of them failed. Parameters: an integer axis, a
+// string axis and a fractional one. Costs in ms: compile 100 * i, verification 10, benchmark 1000.
+const char* kCache = R"json({
+  "device_name": "Test GPU", "kernel_name": "tiny", "problem_size": 1000, "objective": "time",
+  "tune_params_keys": ["block", "vec", "frac"],
+  "tune_params": {"block": [32, 64, 128], "vec": ["float", "float2"], "frac": [0.5, 1.5]},
+  "cache": {
+    "32,float,0.5":   {"block": 32, "vec": "float", "frac": 0.5, "time": 5.0, "compile_time": 100, "verification_time": 10, "benchmark_time": 1000},
+    "32,float,1.5":   {"block": 32, "vec": "float", "frac": 1.5, "time": 4.0, "compile_time": 200, "verification_time": 10, "benchmark_time": 1000},
+    "32,float2,0.5":  {"block": 32, "vec": "float2", "frac": 0.5, "time": "CompilationFailedConfig", "compile_time": 300, "verification_time": 0, "benchmark_time": 0},
+    "32,float2,1.5":  {"block": 32, "vec": "float2", "frac": 1.5, "time": 3.0, "compile_time": 400, "verification_time": 10, "benchmark_time": 1000},
+    "64,float,0.5":   {"block": 64, "vec": "float", "frac": 0.5, "time": 2.5, "compile_time": 500, "verification_time": 10, "benchmark_time": 1000},
+    "64,float,1.5":   {"block": 64, "vec": "float", "frac": 1.5, "time": 2.0, "compile_time": 600, "verification_time": 10, "benchmark_time": 1000},
+    "64,float2,1.5":  {"block": 64, "vec": "float2", "frac": 1.5, "time": 1.0, "compile_time": 700, "verification_time": 10, "benchmark_time": 1000},
+    "128,float,0.5":  {"block": 128, "vec": "float", "frac": 0.5, "time": "RuntimeFailedConfig", "compile_time": 800, "verification_time": 0, "benchmark_time": 0},
+    "128,float,1.5":  {"block": 128, "vec": "float", "frac": 1.5, "time": 6.0, "compile_time": 900, "verification_time": 10, "benchmark_time": 1000},
+    "128,float2,1.5": {"block": 128, "vec": "float2", "frac": 1.5, "time": 7.0, "compile_time": 1000, "verification_time": 10, "benchmark_time": 1000}
+  }})json";
+
+std::string write_cache(const fs::path& folder, const std::string& name = "tiny.json", const std::string& text = kCache) {
+  const std::string path = (folder / name).string();
+  if (name.ends_with(".gz")) {
+    gzFile file = gzopen(path.c_str(), "wb");
+    gzwrite(file, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(file);
+  } else {
+    std::ofstream(path) << text;
+  }
+  return path;
+}
+
+std::string usage_error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no UsageError";
+}
+
+// Proposes a fixed list, one config at a time, whatever it observes.
+class Scripted : public Strategy {
+ public:
+  explicit Scripted(std::vector<Config> script) : script_(std::move(script)) {}
+  std::string name() const override { return "scripted"; }
+  std::vector<Config> propose(std::size_t) override {
+    if (next_ == script_.size()) return {};
+    return {script_[next_++]};
+  }
+  void observe(const Observation& o) override { observed.push_back(o); }
+  std::vector<Observation> observed;
+
+ private:
+  std::vector<Config> script_;
+  std::size_t next_ = 0;
+};
+
+SimulationResult simulate_named(const Landscape& landscape, const std::string& strategy, Budget budget, std::uint64_t seed = 1) {
+  const auto s = make_strategy(strategy, landscape.space(), seed);
+  return simulate(landscape, *s, {budget, 1});
+}
+
+}  // namespace
+
+TEST(KernelTunerCache, BecomesAnIntegerSpaceOfTheRecordedConfigs) {
+  const auto folder = temp_folder();
+  const Landscape landscape = read_kernel_tuner_cache(write_cache(folder));
+  EXPECT_EQ(landscape.name(), "tiny");
+  const Space& space = landscape.space();
+  ASSERT_EQ(space.axes().size(), 3u);
+  EXPECT_EQ(space.axes()[0].values, (std::vector<std::int64_t>{32, 64, 128}));
+  EXPECT_EQ(space.axes()[1].labels, (std::vector<std::string>{"float", "float2"}));
+  EXPECT_EQ(space.axes()[2].labels, (std::vector<std::string>{"0.5", "1.5"}));
+  EXPECT_EQ(space.raw_size(), 12);
+  EXPECT_EQ(space.enumerate().size(), 10u);
+  EXPECT_FALSE(space.valid(Config{{64, 1, 0}}));  // not recorded
+  const auto& failed = landscape.at(Config{{32, 1, 0}});
+  EXPECT_EQ(failed.key, "32,float2,0.5");
+  EXPECT_FALSE(failed.objective);
+  EXPECT_DOUBLE_EQ(failed.cost_seconds, 0.3);
+  const auto& best = landscape.at(Config{{64, 1, 1}});
+  EXPECT_EQ(best.objective, 1.0);
+  EXPECT_DOUBLE_EQ(best.cost_seconds, 1.71);
+  EXPECT_THROW(landscape.at(Config{{64, 1, 0}}), Error);
+}
+
+TEST(KernelTunerCache, GzippedAndPlainReadTheSame) {
+  const auto folder = temp_folder();
+  const Landscape plain = read_kernel_tuner_cache(write_cache(folder, "tiny.json"));
+  const Landscape packed = read_kernel_tuner_cache(write_cache(folder, "tiny.json.gz"));
+  EXPECT_EQ(packed.name(), "tiny");
+  EXPECT_EQ(plain.space().enumerate(), packed.space().enumerate());
+  for (const auto& c : plain.space().enumerate()) EXPECT_EQ(plain.at(c).key, packed.at(c).key);
+}
+
+TEST(KernelTunerCache, BadFilesAreUsageErrorsNamingTheFile) {
+  const auto folder = temp_folder();
+  const std::string missing = (folder / "nothere.json").string();
+  EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(missing); }).find("'" + missing + "': no such file"), std::string::npos);
+  const auto broken = write_cache(folder, "broken.json", R"({"cache": {)");
+  EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(broken); }).find("'" + broken + "' is not valid JSON"),
+            std::string::npos);
+  const auto no_cache = write_cache(folder, "nocache.json", R"({"tune_params": {"a": [1]}})");
+  EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(no_cache); }).find("no 'cache' object"), std::string::npos);
+  const auto stray = write_cache(folder, "stray.json",
+                                 R"({"tune_params": {"a": [1, 2]}, "cache": {"3": {"a": 3, "time": 1.0}}})");
+  EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(stray); }).find("a = 3, not one of its values"), std::string::npos);
+}
+
+TEST(Simulator, ChargesEachNewEvaluationItsRecordedCost) {
+  const auto folder = temp_folder();
+  const Landscape landscape = read_kernel_tuner_cache(write_cache(folder));
+  // Brute force goes in axis order, which here is the file's order.
+  const SimulationResult run = simulate_named(landscape, "brute_force", {});
+  ASSERT_EQ(run.evaluations.size(), 10u);
+  EXPECT_EQ(run.stop_reason, "the strategy has nothing left to propose");
+  double elapsed = 0;
+  for (const auto& e : run.evaluations) {
+    elapsed += e.cost_seconds;
+    EXPECT_DOUBLE_EQ(e.elapsed_seconds, elapsed);
+  }
+  EXPECT_EQ(run.evaluations[0].config, "32,float,0.5");
+  EXPECT_DOUBLE_EQ(run.evaluations[0].cost_seconds, 1.11);
+  EXPECT_DOUBLE_EQ(run.evaluations[2].cost_seconds, 0.3);  // the compile failure: compile time only
+  EXPECT_FALSE(run.evaluations[2].objective);
+  ASSERT_TRUE(run.best);
+  EXPECT_EQ(run.evaluations[*run.best].config, "64,float2,1.5");
+}
+
+TEST(Simulator, RevisitsCostNothing) {
+  const auto folder = temp_folder();
+  const Landscape landscape = read_kernel_tuner_cache(write_cache(folder));
+  const Config a{{32, 0, 0}}, b{{64, 1, 1}};
+  Scripted strategy({a, a, b, a});
+  const SimulationResult run = simulate(landscape, strategy, {});
+  ASSERT_EQ(run.evaluations.size(), 2u);
+  EXPECT_EQ(run.revisits, 2);
+  EXPECT_DOUBLE_EQ(run.elapsed_seconds(), 1.11 + 1.71);
+  ASSERT_EQ(strategy.observed.size(), 4u);  // a revisit is still answered
+  EXPECT_EQ(strategy.observed[1].objective, 5.0);
+  EXPECT_EQ(strategy.observed[1].cost_seconds, 0);
+}
+
+TEST(Simulator, BudgetsCombineAndTheFirstToRunOutEndsTheRun) {
+  const auto folder = temp_folder();
+  const Landscape landscape = read_kernel_tuner_cache(write_cache(folder));
+  EXPECT_EQ(simulate_named(landscape, "brute_force", {3, std::nullopt}).evaluations.size(), 3u);
+  // Costs 1.11, 1.21, 0.3, 1.41: an evaluation starts while less than the limit is spent.
+  const SimulationResult timed = simulate_named(landscape, "brute_force", {std::nullopt, 2.5});
+  EXPECT_EQ(timed.evaluations.size(), 3u);
+  EXPECT_EQ(timed.stop_reason, "time limit (2.5 s) reached");
+  EXPECT_EQ(simulate_named(landscape, "brute_force", {2, 2.5}).stop_reason, "max evals (2) reached");
+  EXPECT_EQ(simulate_named(landscape, "brute_force", {9, 2.5}).stop_reason, "time limit (2.5 s) reached");
+  for (const auto& name : strategy_names()) {
+    const auto run = simulate_named(landscape, name, {4, 3.0}, 7);
+    EXPECT_LE(run.evaluations.size(), 4u) << name;
+    EXPECT_LT(run.evaluations.size() > 1 ? run.evaluations[run.evaluations.size() - 2].elapsed_seconds : 0, 3.0) << name;
+  }
+}
+
+TEST(Simulator, TraceIsCsvWithTheLandscapeKeys) {
+  const auto folder = temp_folder();
+  const Landscape landscape = read_kernel_tuner_cache(write_cache(folder));
+  const SimulationResult run = simulate_named(landscape, "brute_force", {4, std::nullopt});
+  const std::string path = (folder / "trace.csv").string();
+  write_trace_file(path, run);
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  EXPECT_EQ(text.str(),
+            "index,config,cost_s,objective\n"
+            "0,\"32,float,0.5\",1.11,5\n"
+            "1,\"32,float,1.5\",1.21,4\n"
+            "2,\"32,float2,0.5\",0.3,\n"
+            "3,\"32,float2,1.5\",1.41,3\n");
+  EXPECT_THROW(write_trace_file((folder / "no" / "such" / "x.csv").string(), run), UsageError);
+}
+
+TEST(DatabaseLandscape, ReplaysTheNewestTemplatesResults) {
+  const auto folder = temp_folder();
+  db::Store store((folder / "results.db").string());
+  db::DeviceRecord d;
+  d.uuid = "GPU-sim";
+  d.name = "Sim GPU";
+  const auto device = store.upsert_device(d);
+  const auto old_template = store.upsert_template("scan", "old", "s0");
+  const auto new_template = store.upsert_template("scan", "new", "s1");
+  const auto problem = store.upsert_problem({0, "scan", "n=1024,type=int32", 1024, "int32", "{}"});
+  const auto run = store.begin_run({0, "scan", device, new_template, "brute_force", 1, "", "", "", "", "", ""});
+  auto add = [&](std::int64_t tmpl, const std::string& config, const std::string& status, std::optional<double> ms) {
+    db::ResultRecord r;
+    r.run_id = run;
+    r.device_id = device;
+    r.template_id = tmpl;
+    r.problem_id = problem;
+    r.config = config;
+    r.config_json = "{}";
+    r.status = status;
+    r.time_ms_median = ms;
+    r.compile_s = 1;
+    r.verify_s = 0.5;
+    r.benchmark_s = 0.25;
+    r.launch_json = "[]";
+    store.add_result(r);
+  };
+  add(old_template, "algo=warp,block=64", "ok", 0.1);  // an older template version: ignored
+  add(new_template, "algo=warp,block=256", "ok", 2.0);
+  add(new_template, "algo=lookback,block=64", "ok", 1.0);
+  add(new_template, "algo=warp,block=64", "compile_error", std::nullopt);
+
+  const auto results = store.problem_results("GPU-sim", "scan", "n=1024,type=int32");
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(store.problem_results("GPU-other", "scan", "n=1024,type=int32").empty());
+  const Landscape landscape = landscape_from_results("scan on Sim GPU", results);
+  const Space& space = landscape.space();
+  EXPECT_EQ(space.axes()[0].labels, (std::vector<std::string>{"lookback", "warp"}));
+  EXPECT_EQ(space.axes()[1].values, (std::vector<std::int64_t>{64, 256}));
+  const SimulationResult replay = simulate_named(landscape, "brute_force", {});
+  ASSERT_EQ(replay.evaluations.size(), 3u);
+  EXPECT_DOUBLE_EQ(replay.elapsed_seconds(), 3 * 1.75);
+  EXPECT_EQ(replay.evaluations[*replay.best].config, "algo=lookback,block=64");
+  EXPECT_FALSE(landscape.at(space.parse("algo=warp,block=64")).objective);
+}
+
+TEST(RandomBaseline, ExpectedBestOfDrawsWithoutReplacement) {
+  // Objectives 1, 2, 3 and a failure, each costing 2 s.
+  LandscapeBuilder builder("four");
+  builder.axis("x", {"0", "1", "2", "3"});
+  for (int x = 0; x < 4; ++x)
+    builder.record({std::to_string(x)}, {std::to_string(x), x < 3 ? std::optional<double>(x + 1) : std::nullopt, 2.0});
+  const Landscape landscape = std::move(builder).build();
+  const RandomBaseline baseline(landscape);
+  EXPECT_DOUBLE_EQ(baseline.optimum(), 1);
+  EXPECT_DOUBLE_EQ(baseline.median(), 2);
+  EXPECT_DOUBLE_EQ(baseline.expected_best(1), 2);          // (1 + 2 + 3) / 3, failures never best
+  EXPECT_DOUBLE_EQ(baseline.expected_best(2), 10.0 / 6);   // six pairs: 1, 1, 1, 2, 2, 3
+  EXPECT_DOUBLE_EQ(baseline.expected_best(3), 1.25);       // four triples: 1, 1, 1, 2
+  EXPECT_DOUBLE_EQ(baseline.expected_best(4), 1);
+  EXPECT_DOUBLE_EQ(baseline.expected_best(1.5), (2 + 10.0 / 6) / 2);
+  EXPECT_DOUBLE_EQ(baseline.expected_best_after(4.0), 10.0 / 6);
+  // Within 4 % of the way from the median (2) to the optimum (1) takes all four draws.
+  EXPECT_EQ(baseline.budget_draws(), 4u);
+  EXPECT_DOUBLE_EQ(baseline.budget_seconds(), 8);
+  const auto times = baseline.score_times();
+  ASSERT_EQ(times.size(), 50u);
+  EXPECT_DOUBLE_EQ(times.front(), 4);
+  EXPECT_DOUBLE_EQ(times.back(), 8);
+}
+
+TEST(Score, OneForTheOptimumAtOnceBelowZeroForWorseThanRandom) {
+  const auto folder = temp_folder();
+  const Landscape landscape = read_kernel_tuner_cache(write_cache(folder));
+  const RandomBaseline baseline(landscape);
+  SimulationResult oracle;
+  oracle.evaluations.push_back({"64,float2,1.5", 0.01, 1.0, 0.01});
+  EXPECT_DOUBLE_EQ(score(baseline, oracle), 1.0);
+  SimulationResult poor;
+  poor.evaluations.push_back({"128,float2,1.5", 0.01, 7.0, 0.01});
+  EXPECT_LT(score(baseline, poor), 0.0);
+  SimulationResult late;  // finds the optimum only after T
+  late.evaluations.push_back({"64,float2,1.5", 1e9, 1.0, 1e9});
+  EXPECT_DOUBLE_EQ(score(baseline, late), score(baseline, SimulationResult{}));
+  EXPECT_EQ(best_by(late, 10), std::nullopt);
+}
+
+TEST(StrategyBench, ScoresEveryStrategyOnEveryLandscape) {
+  const auto folder = temp_folder();
+  write_cache(folder, "a.json");
+  write_cache(folder, "b.json.gz");
+  { std::ofstream(folder / "notes.txt") << "not a landscape"; }
+  StrategyBenchOptions options;
+  options.folder = folder.string();
+  options.repeats = 2;
+  options.threads = 2;
+  const StrategyBenchReport report = run_strategy_bench(options);
+  ASSERT_EQ(report.landscapes.size(), 2u);
+  EXPECT_EQ(report.landscapes[0].name, "a");
+  EXPECT_EQ(report.strategies, strategy_names());
+  for (std::size_t s = 0; s < report.strategies.size(); ++s)
+    for (std::size_t l = 0; l < 2; ++l) {
+      EXPECT_EQ(report.scores[s][l].size(), 2u);
+      EXPECT_LE(report.mean(s, l), 1.0);
+    }
+  // Independent jobs: a single thread gives the same scores.
+  options.threads = 1;
+  EXPECT_EQ(run_strategy_bench(options).scores, report.scores);
+
+  std::stringstream table;
+  print_strategy_bench(table, report);
+  EXPECT_NE(table.str().find("| landscape | configs |"), std::string::npos);
+  EXPECT_NE(table.str().find("\nStrategies"), std::string::npos);
+  EXPECT_NE(table.str().find("\nnlopt algorithms"), std::string::npos);
+  EXPECT_NE(table.str().find("| " + default_strategy_name() + " |"), std::string::npos);
+
+  EXPECT_THROW(run_strategy_bench({(folder / "none").string(), 1, {}, 1}), UsageError);
+  EXPECT_THROW(run_strategy_bench({folder.string(), 1, {"nosuch"}, 1}), UsageError);
+}
+
+TEST(StrategyBench, SharedLandscapesLoad) {
+  const fs::path shared = fs::path(CUTUNE_SHARED_DIR) / "landscapes" / "pnpoly_RTX_3090.json.gz";
+  if (!fs::exists(shared)) GTEST_SKIP() << "no " << shared;
+  const Landscape landscape = read_kernel_tuner_cache(shared.string());
+  EXPECT_EQ(landscape.records().size(), 4092u);
+  EXPECT_EQ(landscape.space().enumerate().size(), 4092u);
+  const RandomBaseline baseline(landscape);
+  EXPECT_GT(baseline.budget_draws(), 10u);
+  EXPECT_LT(baseline.budget_draws(), 4092u);
+}

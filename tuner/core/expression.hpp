@@ -1,0 +1,44 @@
+#pragma once
+// Integer expressions over parameter names, for constraints a family writes as text:
+// "block * ept * vec <= 8192", "fold_stop < block / 2", "!(pad && vec == 1)".
+//
+// Grammar, loosest binding first (C precedence and integer semantics; truth is non-zero):
+//   ||   &&   == !=   < <= > >=   + -   * / %   unary ! - +   literals, names, ( … )
+// Comparisons do not chain: "a < b < c" is rejected rather than given C's surprising meaning.
+// Division and remainder truncate toward zero; dividing by zero makes the value undefined, and
+// a constraint with an undefined value rejects the config instead of ending the enumeration.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cutune {
+
+class Expression {
+ public:
+  // Maps a name in the text to the slot it reads in evaluate()'s values, or nullopt when unknown.
+  using Resolver = std::function<std::optional<std::size_t>(std::string_view name)>;
+
+  // Throws UsageError quoting the text and the column of the first problem.
+  static Expression parse(std::string_view text, const Resolver& resolve);
+
+  // nullopt where a division or remainder by zero was needed.
+  std::optional<std::int64_t> evaluate(std::span<const std::int64_t> values) const;
+  const std::string& text() const { return text_; }
+  // The distinct slots it reads, ascending.
+  const std::vector<std::size_t>& slots() const { return slots_; }
+
+  struct Node;  // the syntax tree; defined in expression.cpp
+
+ private:
+  Expression() = default;
+  std::string text_;
+  std::shared_ptr<const Node> root_;  // immutable, so copies of an Expression share it
+  std::vector<std::size_t> slots_;
+};
+
+}  // namespace cutune

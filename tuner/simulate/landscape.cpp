@@ -1,0 +1,196 @@
+#include "landscape.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace cutune {
+namespace {
+
+std::optional<std::int64_t> integer_of(const std::string& text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// gzread reads plain files as they are, so one reader serves .json and .json.gz.
+std::string read_maybe_gzipped(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw UsageError("cannot read '" + path + "': no such file");
+  std::unique_ptr<gzFile_s, decltype(&gzclose)> file(gzopen(path.c_str(), "rb"), &gzclose);
+  if (!file) throw UsageError("cannot open '" + path + "'");
+  std::string text;
+  char buffer[1 << 16];
+  int got = 0;
+  while ((got = gzread(file.get(), buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(got));
+  if (got < 0) {
+    int code = 0;
+    throw UsageError("cannot read '" + path + "': " + gzerror(file.get(), &code));
+  }
+  return text;
+}
+
+// The text a Kernel Tuner parameter value gets on our axis: strings as they are, numbers and
+// booleans in JSON form.
+std::string text_of(const nlohmann::ordered_json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+}  // namespace
+
+const RecordedEvaluation& Landscape::at(const Config& config) const {
+  const auto it = index_->find(config);
+  if (it == index_->end()) throw Error("config " + space_.key(config) + " is not recorded in landscape " + name_);
+  return (*records_)[it->second];
+}
+
+void LandscapeBuilder::axis(std::string name, std::vector<std::string> value_texts) {
+  const bool numeric = std::all_of(value_texts.begin(), value_texts.end(), [](const std::string& t) { return integer_of(t); });
+  if (numeric) {
+    std::vector<std::int64_t> values;
+    for (const auto& t : value_texts) values.push_back(*integer_of(t));
+    space_.axis(std::move(name), std::move(values));
+  } else {
+    space_.labelled_axis(std::move(name), value_texts);
+  }
+  texts_.push_back(std::move(value_texts));
+}
+
+void LandscapeBuilder::record(const std::vector<std::string>& value_texts, RecordedEvaluation evaluation) {
+  const auto& axes = space_.axes();
+  if (value_texts.size() != axes.size())
+    throw UsageError(name_ + ": '" + evaluation.key + "' has " + std::to_string(value_texts.size()) + " values for " +
+                     std::to_string(axes.size()) + " parameters");
+  Config config{std::vector<std::int64_t>(axes.size())};
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    const auto& texts = texts_[a];
+    const auto at = std::find(texts.begin(), texts.end(), value_texts[a]);
+    if (at == texts.end())
+      throw UsageError(name_ + ": '" + evaluation.key + "' has " + axes[a].name + " = " + value_texts[a] +
+                       ", not one of its values");
+    config.values[a] = axes[a].values[static_cast<std::size_t>(at - texts.begin())];
+  }
+  if (!index_.emplace(config, records_.size()).second) throw UsageError(name_ + ": '" + evaluation.key + "' is recorded twice");
+  records_.push_back(std::move(evaluation));
+}
+
+Landscape LandscapeBuilder::build() && {
+  if (records_.empty()) throw UsageError(name_ + ": no recorded configs");
+  Landscape landscape;
+  landscape.name_ = name_;
+  landscape.index_ = std::make_shared<const Landscape::Index>(std::move(index_));
+  landscape.records_ = std::make_shared<const std::vector<RecordedEvaluation>>(std::move(records_));
+  space_.require("recorded in " + name_, [index = landscape.index_](const ConfigView& c) { return index->count(c.config()) != 0; });
+  landscape.space_ = std::move(space_);
+  return landscape;
+}
+
+Landscape read_kernel_tuner_cache(const std::string& path) {
+  const std::string text = read_maybe_gzipped(path);
+  nlohmann::ordered_json file;
+  try {
+    file = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    if (const auto bracket = what.find("] "); what.rfind("[json.exception", 0) == 0 && bracket != std::string::npos)
+      what = what.substr(bracket + 2);
+    throw UsageError("'" + path + "' is not valid JSON: " + what);
+  }
+  auto fail = [&](const std::string& what) { return UsageError("'" + path + "' is not a Kernel Tuner cache file: " + what); };
+  if (!file.is_object() || !file.contains("tune_params") || !file["tune_params"].is_object())
+    throw fail("no 'tune_params' object");
+  if (!file.contains("cache") || !file["cache"].is_object()) throw fail("no 'cache' object");
+
+  std::string name = std::filesystem::path(path).filename().string();
+  for (const char* suffix : {".gz", ".json"})
+    if (name.size() > std::string(suffix).size() && name.ends_with(suffix)) name.resize(name.size() - std::string(suffix).size());
+
+  const auto& params = file["tune_params"];
+  std::vector<std::string> keys;
+  if (file.contains("tune_params_keys") && file["tune_params_keys"].is_array())
+    for (const auto& k : file["tune_params_keys"]) keys.push_back(k.get<std::string>());
+  else
+    for (const auto& [k, values] : params.items()) keys.push_back(k);
+
+  LandscapeBuilder builder(name);
+  for (const auto& key : keys) {
+    if (!params.contains(key) || !params[key].is_array() || params[key].empty())
+      throw fail("parameter '" + key + "' has no list of values in 'tune_params'");
+    std::vector<std::string> texts;
+    for (const auto& v : params[key]) texts.push_back(text_of(v));
+    builder.axis(key, std::move(texts));
+  }
+  for (const auto& [key, entry] : file["cache"].items()) {
+    if (!entry.is_object() || !entry.contains("time")) throw fail("cache entry '" + key + "' has no 'time'");
+    std::vector<std::string> texts;
+    for (const auto& param : keys) {
+      if (!entry.contains(param)) throw fail("cache entry '" + key + "' lacks parameter '" + param + "'");
+      texts.push_back(text_of(entry[param]));
+    }
+    RecordedEvaluation evaluation{key, std::nullopt, 0};
+    if (entry["time"].is_number()) evaluation.objective = entry["time"].get<double>();  // a string is a failure
+    double cost_ms = 0;
+    for (const char* part : {"compile_time", "verification_time", "benchmark_time"})
+      if (entry.contains(part) && entry[part].is_number()) cost_ms += entry[part].get<double>();
+    evaluation.cost_seconds = cost_ms / 1000.0;
+    builder.record(texts, std::move(evaluation));
+  }
+  return std::move(builder).build();
+}
+
+Landscape landscape_from_results(const std::string& name, const std::vector<db::ProblemResult>& results) {
+  // Canonical config texts: "name=value,…" with the same names in the same order in every row.
+  auto split = [&](const std::string& config) {
+    std::vector<std::pair<std::string, std::string>> items;
+    for (std::size_t start = 0; start <= config.size();) {
+      const std::size_t end = std::min(config.find(',', start), config.size());
+      const std::string item = config.substr(start, end - start);
+      const std::size_t eq = item.find('=');
+      if (eq == std::string::npos) throw UsageError(name + ": stored config '" + config + "' is not name=value,…");
+      items.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+      start = end + 1;
+    }
+    return items;
+  };
+  if (results.empty()) throw UsageError(name + ": no results stored");
+  const auto first = split(results.front().config);
+  std::vector<std::vector<std::string>> texts(first.size());
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : results) {
+    const auto items = split(r.config);
+    if (items.size() != first.size()) throw UsageError(name + ": stored configs name different parameters");
+    std::vector<std::string> row;
+    for (std::size_t a = 0; a < items.size(); ++a) {
+      if (items[a].first != first[a].first) throw UsageError(name + ": stored configs name different parameters");
+      if (std::find(texts[a].begin(), texts[a].end(), items[a].second) == texts[a].end()) texts[a].push_back(items[a].second);
+      row.push_back(items[a].second);
+    }
+    rows.push_back(std::move(row));
+  }
+  LandscapeBuilder builder(name);
+  for (std::size_t a = 0; a < first.size(); ++a) {
+    auto& t = texts[a];
+    // Numbers in numeric order (neighbours are then adjacent sizes), labels alphabetically.
+    const bool numeric = std::all_of(t.begin(), t.end(), [](const std::string& x) { return integer_of(x); });
+    std::sort(t.begin(), t.end(), [&](const std::string& x, const std::string& y) {
+      return numeric ? *integer_of(x) < *integer_of(y) : x < y;
+    });
+    builder.axis(first[a].first, t);
+  }
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    std::optional<double> objective;
+    if (r.status == "ok") objective = r.time_ms_median;
+    builder.record(rows[i], {r.config, objective, r.compile_s + r.verify_s + r.benchmark_s});
+  }
+  return std::move(builder).build();
+}
+
+}  // namespace cutune
