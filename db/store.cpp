@@ -61,7 +61,7 @@ std::int64_t Store::upsert_device(const DeviceRecord& d) {
   return statement.column_int(0);
 }
 
-static DeviceRecord read_device(const sql::Statement& s) {
+DeviceRecord read_device(const sql::Statement& s) {
   DeviceRecord d;
   d.id = s.column_int(0);
   d.uuid = s.column_text(1);
@@ -81,7 +81,7 @@ static DeviceRecord read_device(const sql::Statement& s) {
   return d;
 }
 
-static constexpr const char* kDeviceColumns =
+const char* const kDeviceColumns =
     "id, uuid, name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, memory_clock_khz, bus_width_bits, "
     "theoretical_bandwidth_gbs, driver_version, nvrtc_version, copy_bandwidth_gbs, copy_bandwidth_measured_at";
 
@@ -178,12 +178,12 @@ std::map<std::string, std::optional<double>> Store::measured_configs(std::int64_
   return configs;
 }
 
-static constexpr const char* kResultColumns =
+const char* const kResultColumns =
     "id, run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median, time_ms_min, "
     "time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s, gbs, gflops, copy_fraction, error, "
     "error_index, launch_json, created_at, elapsed_s";
 
-static ResultRecord read_result(const sql::Statement& s) {
+ResultRecord read_result(const sql::Statement& s) {
   ResultRecord r;
   r.id = s.column_int(0);
   r.run_id = s.column_int(1);

@@ -67,4 +67,10 @@ class Store {
 // ISO-8601 UTC timestamp, second resolution, for the created_at columns.
 std::string utc_now();
 
+// Row readers for queries that select these columns first, in this order (exports, reports).
+extern const char* const kDeviceColumns;
+extern const char* const kResultColumns;
+DeviceRecord read_device(const sql::Statement& statement);
+ResultRecord read_result(const sql::Statement& statement);
+
 }  // namespace cutune::db

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "results_fixture.hpp"
 #include "store.hpp"
 
 using namespace cutune;
@@ -190,29 +191,9 @@ TEST(DefaultPath, EnvironmentOverrides) {
   unsetenv("XDG_DATA_HOME");
 }
 
-namespace {
-
-// A database as cutune 0.1 left it: schema version 1 and one stored result.
-void create_version_1_database(const std::string& path) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  sql::Database raw(path, sql::Database::Mode::read_write_create);
-  raw.exec(kSchemaV1);
-  raw.exec(R"sql(
-    INSERT INTO devices VALUES (1, 'GPU-old', 'Old GPU', 8, 0, 108, 1, 1, 1, 1, 1.0, 12000, '12.0', NULL, NULL);
-    INSERT INTO templates VALUES (1, 'scan', 'h', 's', '2026-01-01T00:00:00Z');
-    INSERT INTO problems VALUES (1, 'scan', 'n=1024,type=int32', 1024, 'int32', '{}');
-    INSERT INTO runs VALUES (1, 'scan', 1, 1, 'brute_force', 1, '', '', '', '2026-01-01T00:00:00Z', NULL, 'finished');
-    INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median,
-                         samples, compile_s, verify_s, benchmark_s, error, launch_json, created_at, elapsed_s)
-    VALUES (1, 1, 1, 1, 'algo=warp', '{}', 'ok', 0.5, 10, 0, 0, 0, '', '[]', '2026-01-01T00:00:00Z', 0);
-    PRAGMA user_version=1;)sql");
-}
-
-}  // namespace
-
 TEST(Store, MigratesAVersion1DatabaseKeepingItsResults) {
   TempDb t;
-  create_version_1_database(t.path);
+  cutune::testing::create_version_1_database(t.path);
   Store store(t.path);
   EXPECT_EQ(schema_version(store.database()), kSchemaVersion);
   const auto best = store.best("scan");
@@ -229,7 +210,7 @@ TEST(Store, MigratesAVersion1DatabaseKeepingItsResults) {
 
 TEST(Store, AFailedMigrationLeavesTheOldDatabaseAsItWas) {
   TempDb t;
-  create_version_1_database(t.path);
+  cutune::testing::create_version_1_database(t.path);
   {
     sql::Database raw(t.path, sql::Database::Mode::read_write_create);
     raw.exec("CREATE TABLE family_defaults (x)");  // collides with what version 2 creates

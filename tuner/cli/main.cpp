@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "db_commands.hpp"
 #include "core/error.hpp"
 #include "cuda_driver.hpp"
 #include "sqlite.hpp"
@@ -33,6 +34,8 @@ int main(int argc, char** argv) {
   app.add_option("--jobs,-j", args.jobs, "parallel compile processes (default: one per core)");
   app.add_flag("--no-cache", args.no_cache, "do not read or write the compile cache");
   app.add_flag("--quiet,-q", args.quiet, "no progress line");
+  DbArgs db_args;
+  const CLI::App* db_command = add_db_commands(app, db_args);
 
   try {
     app.parse(argc, argv);
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (db_command->parsed()) return run_db_command(*db_command, db_args, args.db, args.command_line);
     return run_command(args);
   } catch (const UsageError& e) {
     std::cerr << "tune: error: " << e.what() << "\n";
