@@ -1,5 +1,6 @@
 #include "lookup.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
