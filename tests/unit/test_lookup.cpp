@@ -373,3 +373,26 @@ TEST(LookupConcurrency, ReadersSeeAGrowingDatabaseWhileOneWriterStores) {
   db::Store store(db.path);
   EXPECT_EQ(store.result_count(), 9 + kWrites);
 }
+
+TEST(LookupConcurrency, OneDatabaseObjectServesManyThreads) {
+  ScanResults db;
+  lookup::Database results(db.path);
+  const std::vector<std::pair<lookup::Query, std::string>> cases{
+      {query("GPU-h100-a", "", 0, 0, kLarge), kSpiky},
+      {query("GPU-never-seen", "NVIDIA A100", 8, 0, kLarge), kLucky},
+      {query("", "Some Other GPU", 7, 5, kLarge), kSteady},
+      {query("GPU-h100-a", "", 9, 0, kSmall, "int64"), kLucky},
+  };
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        const auto& [q, expected] = cases[(i + t) % cases.size()];
+        if (results.find(q)->config != expected) ++wrong;
+        if (i % 500 == 0) results.clear_cache();  // misses race with hits
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong, 0);
+}
