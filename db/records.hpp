@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cutune::db {
 
@@ -66,6 +67,20 @@ struct ResultRecord {
   std::string launch_json;              // grid, block and dynamic shared memory of each launch
   std::string created_at;
   double elapsed_s = 0;  // seconds since the run started when this result was stored
+};
+
+// A ready-to-launch build of one config: what an application loads instead of running NVRTC.
+struct CubinRecord {
+  std::int64_t id = 0;
+  std::string arch;  // "sm_90": the cubin runs on this architecture (and later minors of its major)
+  std::int64_t template_id = 0;
+  std::int64_t problem_id = 0;
+  std::string config;
+  std::vector<unsigned char> cubin;
+  std::string launch_json;      // as in the result the config was measured in
+  std::string compile_options;  // JSON array of the options NVRTC saw
+  std::string nvrtc_version;
+  std::string created_at;
 };
 
 // The best "ok" result per (device, family, problem), with the names that make it readable.

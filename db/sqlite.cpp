@@ -35,7 +35,9 @@ void Database::exec(std::string_view sql) {
 
 Statement Database::prepare(std::string_view sql) { return Statement(handle_, sql); }
 
-Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Database& db, Kind kind) : db_(db) {
+  db_.exec(kind == Kind::write ? "BEGIN IMMEDIATE" : "BEGIN");
+}
 
 Transaction::~Transaction() {
   if (open_) {

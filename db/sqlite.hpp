@@ -41,10 +41,12 @@ class Database {
   std::string path_;
 };
 
-// BEGIN IMMEDIATE … COMMIT, rolled back if the scope is left by an exception.
+// BEGIN IMMEDIATE … COMMIT, rolled back if the scope is left by an exception. A reader asks for
+// a deferred one instead: it takes no write lock, and every statement in it sees one snapshot.
 class Transaction {
  public:
-  explicit Transaction(Database& db);
+  enum class Kind { write, read };
+  explicit Transaction(Database& db, Kind kind = Kind::write);
   ~Transaction();
   Transaction(const Transaction&) = delete;  // one scope owns the open transaction
   Transaction& operator=(const Transaction&) = delete;

@@ -5,82 +5,9 @@
 #include <ctime>
 #include <filesystem>
 
+#include "config_choice.hpp"
+
 namespace cutune::db {
-namespace {
-
-constexpr const char* kSchemaV1 = R"sql(
-CREATE TABLE devices (
-  id INTEGER PRIMARY KEY,
-  uuid TEXT NOT NULL UNIQUE,
-  name TEXT NOT NULL,
-  cc_major INTEGER NOT NULL, cc_minor INTEGER NOT NULL,
-  sm_count INTEGER NOT NULL,
-  memory_bytes INTEGER NOT NULL,
-  l2_bytes INTEGER NOT NULL,
-  memory_clock_khz INTEGER NOT NULL,
-  bus_width_bits INTEGER NOT NULL,
-  theoretical_bandwidth_gbs REAL NOT NULL,
-  driver_version INTEGER NOT NULL,
-  nvrtc_version TEXT NOT NULL,
-  copy_bandwidth_gbs REAL,
-  copy_bandwidth_measured_at TEXT
-);
-CREATE TABLE templates (
-  id INTEGER PRIMARY KEY,
-  family TEXT NOT NULL,
-  source_hash TEXT NOT NULL,
-  source TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  UNIQUE (family, source_hash)
-);
-CREATE TABLE problems (
-  id INTEGER PRIMARY KEY,
-  family TEXT NOT NULL,
-  key TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  dtype TEXT NOT NULL,
-  descriptor TEXT NOT NULL,
-  UNIQUE (family, key)
-);
-CREATE TABLE runs (
-  id INTEGER PRIMARY KEY,
-  family TEXT NOT NULL,
-  device_id INTEGER NOT NULL REFERENCES devices(id),
-  template_id INTEGER NOT NULL REFERENCES templates(id),
-  strategy TEXT NOT NULL,
-  seed INTEGER NOT NULL,
-  budget TEXT NOT NULL,
-  command TEXT NOT NULL,
-  tool_version TEXT NOT NULL,
-  started_at TEXT NOT NULL,
-  finished_at TEXT,
-  status TEXT NOT NULL
-);
-CREATE TABLE results (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL REFERENCES runs(id),
-  device_id INTEGER NOT NULL REFERENCES devices(id),
-  template_id INTEGER NOT NULL REFERENCES templates(id),
-  problem_id INTEGER NOT NULL REFERENCES problems(id),
-  config TEXT NOT NULL,
-  config_json TEXT NOT NULL,
-  status TEXT NOT NULL,
-  time_ms_median REAL, time_ms_min REAL, time_ms_max REAL, time_ms_stdev REAL,
-  samples INTEGER NOT NULL,
-  compile_s REAL NOT NULL, verify_s REAL NOT NULL, benchmark_s REAL NOT NULL,
-  gbs REAL, gflops REAL, copy_fraction REAL,
-  error TEXT NOT NULL,
-  error_index INTEGER,
-  launch_json TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  elapsed_s REAL NOT NULL,
-  UNIQUE (device_id, template_id, problem_id, config)
-);
-CREATE INDEX results_by_problem ON results (device_id, problem_id, status, time_ms_median);
-CREATE INDEX results_by_run ON results (run_id);
-)sql";
-
-}  // namespace
 
 std::string default_database_path() {
   if (const char* env = std::getenv("CUTUNE_DB"); env && *env) return env;
@@ -115,22 +42,7 @@ Store::Store(const std::string& path) : db_(open_path(path), sql::Database::Mode
   db_.exec("PRAGMA journal_mode=WAL");
   db_.exec("PRAGMA synchronous=NORMAL");
   db_.exec("PRAGMA foreign_keys=ON");
-  migrate();
-}
-
-void Store::migrate() {
-  auto version_statement = db_.prepare("PRAGMA user_version");
-  version_statement.step();
-  const int version = static_cast<int>(version_statement.column_int(0));
-  if (version > kSchemaVersion)
-    throw sql::DbError("database '" + db_.path() + "' has schema version " + std::to_string(version) +
-                       ", newer than this cutune understands (" + std::to_string(kSchemaVersion) +
-                       "); use a newer cutune");
-  if (version == kSchemaVersion) return;
-  sql::Transaction transaction(db_);
-  if (version == 0) db_.exec(kSchemaV1);
-  db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
-  transaction.commit();
+  migrate(db_);
 }
 
 std::int64_t Store::upsert_device(const DeviceRecord& d) {
@@ -149,7 +61,7 @@ std::int64_t Store::upsert_device(const DeviceRecord& d) {
   return statement.column_int(0);
 }
 
-static DeviceRecord read_device(const sql::Statement& s) {
+DeviceRecord read_device(const sql::Statement& s) {
   DeviceRecord d;
   d.id = s.column_int(0);
   d.uuid = s.column_text(1);
@@ -169,7 +81,7 @@ static DeviceRecord read_device(const sql::Statement& s) {
   return d;
 }
 
-static constexpr const char* kDeviceColumns =
+const char* const kDeviceColumns =
     "id, uuid, name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, memory_clock_khz, bus_width_bits, "
     "theoretical_bandwidth_gbs, driver_version, nvrtc_version, copy_bandwidth_gbs, copy_bandwidth_measured_at";
 
@@ -228,6 +140,11 @@ void Store::finish_run(std::int64_t run_id, const std::string& status) {
 
 void Store::add_result(const ResultRecord& r) {
   sql::Transaction transaction(db_);
+  insert_result(r);
+  transaction.commit();
+}
+
+void Store::insert_result(const ResultRecord& r) {
   auto s = db_.prepare(R"sql(
     INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status,
       time_ms_median, time_ms_min, time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s,
@@ -239,7 +156,8 @@ void Store::add_result(const ResultRecord& r) {
       samples = excluded.samples, compile_s = excluded.compile_s, verify_s = excluded.verify_s,
       benchmark_s = excluded.benchmark_s, gbs = excluded.gbs, gflops = excluded.gflops,
       copy_fraction = excluded.copy_fraction, error = excluded.error, error_index = excluded.error_index,
-      launch_json = excluded.launch_json, created_at = excluded.created_at, elapsed_s = excluded.elapsed_s)sql");
+      launch_json = excluded.launch_json, created_at = excluded.created_at, elapsed_s = excluded.elapsed_s
+    WHERE excluded.created_at >= results.created_at)sql");
   s.bind(1, r.run_id).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.problem_id).bind(5, r.config)
       .bind(6, r.config_json).bind(7, r.status).bind(8, r.time_ms_median).bind(9, r.time_ms_min)
       .bind(10, r.time_ms_max).bind(11, r.time_ms_stdev).bind(12, r.samples).bind(13, r.compile_s)
@@ -247,7 +165,6 @@ void Store::add_result(const ResultRecord& r) {
       .bind(19, r.error).bind(20, r.error_index).bind(21, r.launch_json)
       .bind(22, r.created_at.empty() ? utc_now() : r.created_at).bind(23, r.elapsed_s);
   s.run();
-  transaction.commit();
 }
 
 std::map<std::string, std::optional<double>> Store::measured_configs(std::int64_t device_id, std::int64_t template_id,
@@ -261,42 +178,45 @@ std::map<std::string, std::optional<double>> Store::measured_configs(std::int64_
   return configs;
 }
 
+const char* const kResultColumns =
+    "id, run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median, time_ms_min, "
+    "time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s, gbs, gflops, copy_fraction, error, "
+    "error_index, launch_json, created_at, elapsed_s";
+
+ResultRecord read_result(const sql::Statement& s) {
+  ResultRecord r;
+  r.id = s.column_int(0);
+  r.run_id = s.column_int(1);
+  r.device_id = s.column_int(2);
+  r.template_id = s.column_int(3);
+  r.problem_id = s.column_int(4);
+  r.config = s.column_text(5);
+  r.config_json = s.column_text(6);
+  r.status = s.column_text(7);
+  r.time_ms_median = s.column_optional_double(8);
+  r.time_ms_min = s.column_optional_double(9);
+  r.time_ms_max = s.column_optional_double(10);
+  r.time_ms_stdev = s.column_optional_double(11);
+  r.samples = static_cast<int>(s.column_int(12));
+  r.compile_s = s.column_double(13);
+  r.verify_s = s.column_double(14);
+  r.benchmark_s = s.column_double(15);
+  r.gbs = s.column_optional_double(16);
+  r.gflops = s.column_optional_double(17);
+  r.copy_fraction = s.column_optional_double(18);
+  r.error = s.column_text(19);
+  r.error_index = s.column_optional_int(20);
+  r.launch_json = s.column_text(21);
+  r.created_at = s.column_text(22);
+  r.elapsed_s = s.column_double(23);
+  return r;
+}
+
 std::vector<ResultRecord> Store::results_of_run(std::int64_t run_id) {
-  auto s = db_.prepare(R"sql(
-    SELECT id, run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median, time_ms_min,
-           time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s, gbs, gflops, copy_fraction, error,
-           error_index, launch_json, created_at, elapsed_s
-    FROM results WHERE run_id = ?1 ORDER BY id)sql");
+  auto s = db_.prepare(std::string("SELECT ") + kResultColumns + " FROM results WHERE run_id = ?1 ORDER BY id");
   s.bind(1, run_id);
   std::vector<ResultRecord> rows;
-  while (s.step()) {
-    ResultRecord r;
-    r.id = s.column_int(0);
-    r.run_id = s.column_int(1);
-    r.device_id = s.column_int(2);
-    r.template_id = s.column_int(3);
-    r.problem_id = s.column_int(4);
-    r.config = s.column_text(5);
-    r.config_json = s.column_text(6);
-    r.status = s.column_text(7);
-    r.time_ms_median = s.column_optional_double(8);
-    r.time_ms_min = s.column_optional_double(9);
-    r.time_ms_max = s.column_optional_double(10);
-    r.time_ms_stdev = s.column_optional_double(11);
-    r.samples = static_cast<int>(s.column_int(12));
-    r.compile_s = s.column_double(13);
-    r.verify_s = s.column_double(14);
-    r.benchmark_s = s.column_double(15);
-    r.gbs = s.column_optional_double(16);
-    r.gflops = s.column_optional_double(17);
-    r.copy_fraction = s.column_optional_double(18);
-    r.error = s.column_text(19);
-    r.error_index = s.column_optional_int(20);
-    r.launch_json = s.column_text(21);
-    r.created_at = s.column_text(22);
-    r.elapsed_s = s.column_double(23);
-    rows.push_back(std::move(r));
-  }
+  while (s.step()) rows.push_back(read_result(s));
   return rows;
 }
 
@@ -316,6 +236,32 @@ std::vector<ProblemResult> Store::problem_results(const std::string& device_uuid
                     s.column_double(4), s.column_double(5)});
   return rows;
 }
+
+std::optional<ResultRecord> Store::best_result(std::int64_t device_id, std::int64_t template_id,
+                                               std::int64_t problem_id) {
+  auto s = db_.prepare(std::string("SELECT ") + kResultColumns +
+                       " FROM results WHERE device_id = ?1 AND template_id = ?2 AND problem_id = ?3 AND status = 'ok'"
+                       " AND time_ms_median IS NOT NULL ORDER BY time_ms_median, id LIMIT 1");
+  s.bind(1, device_id).bind(2, template_id).bind(3, problem_id);
+  if (!s.step()) return std::nullopt;
+  return read_result(s);
+}
+
+void Store::put_cubin(const CubinRecord& c) {
+  auto s = db_.prepare(R"sql(
+    INSERT INTO cubins (arch, template_id, problem_id, config, cubin, launch_json, compile_options, nvrtc_version,
+                        created_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+    ON CONFLICT (problem_id, config, template_id, arch) DO UPDATE SET cubin = excluded.cubin,
+      launch_json = excluded.launch_json, compile_options = excluded.compile_options,
+      nvrtc_version = excluded.nvrtc_version, created_at = excluded.created_at)sql");
+  s.bind(1, c.arch).bind(2, c.template_id).bind(3, c.problem_id).bind(4, c.config)
+      .bind_blob(5, c.cubin.data(), c.cubin.size()).bind(6, c.launch_json).bind(7, c.compile_options)
+      .bind(8, c.nvrtc_version).bind(9, c.created_at.empty() ? utc_now() : c.created_at);
+  s.run();
+}
+
+void Store::refresh_family_defaults() { db::refresh_family_defaults(db_); }
 
 std::int64_t Store::result_count() {
   auto s = db_.prepare("SELECT COUNT(*) FROM results");

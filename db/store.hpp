@@ -9,11 +9,10 @@
 #include <vector>
 
 #include "records.hpp"
+#include "schema.hpp"
 #include "sqlite.hpp"
 
 namespace cutune::db {
-
-inline constexpr int kSchemaVersion = 1;
 
 // Where the database lives unless --db says otherwise: $CUTUNE_DB, else
 // $XDG_DATA_HOME/cutune/cutune.db, else ~/.local/share/cutune/cutune.db.
@@ -44,7 +43,11 @@ class Store {
   std::int64_t begin_run(const RunRecord& run);
   void finish_run(std::int64_t run_id, const std::string& status);
 
-  void add_result(const ResultRecord& result);
+  void add_result(const ResultRecord& result);  // in its own transaction
+  // The same without a transaction, for callers that hold one over many rows (imports). A result
+  // that is already stored for its (device, template, problem, config) is replaced unless the
+  // stored one is newer (created_at), so merges keep the latest measurement.
+  void insert_result(const ResultRecord& result);
   // Configs already measured (any status) for this device, template and problem, with their
   // median time when they succeeded.
   std::map<std::string, std::optional<double>> measured_configs(std::int64_t device_id, std::int64_t template_id,
@@ -54,19 +57,32 @@ class Store {
   // --simulate` replays. Where several template versions have results, those of the newest.
   std::vector<ProblemResult> problem_results(const std::string& device_uuid, const std::string& family,
                                              const std::string& problem_key);
+  // The fastest ok result of one template on one device for one problem.
+  std::optional<ResultRecord> best_result(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id);
   std::int64_t result_count();
 
   // Best ok result per (device, family, problem); empty filters match everything.
   std::vector<BestRow> best(const std::string& family = {}, const std::string& device_uuid = {});
 
+  // Stores (or replaces) the cubin of a config for one architecture.
+  void put_cubin(const CubinRecord& cubin);
+  // Recomputes the family defaults that the lookup library's third level reads (config_choice.hpp);
+  // for after a tuning run or an import. Until then lookups score the results themselves.
+  void refresh_family_defaults();
+
   sql::Database& database() { return db_; }
 
  private:
-  void migrate();
   sql::Database db_;
 };
 
 // ISO-8601 UTC timestamp, second resolution, for the created_at columns.
 std::string utc_now();
+
+// Row readers for queries that select these columns first, in this order (exports, reports).
+extern const char* const kDeviceColumns;
+extern const char* const kResultColumns;
+DeviceRecord read_device(const sql::Statement& statement);
+ResultRecord read_result(const sql::Statement& statement);
 
 }  // namespace cutune::db

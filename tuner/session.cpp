@@ -9,6 +9,9 @@
 #include <iostream>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
 #include "core/hash.hpp"
 #include "evaluate.hpp"
 #include "worker.hpp"
@@ -67,6 +70,39 @@ class Progress {
   bool enabled_, tty_;
   Clock::time_point last_{};
 };
+
+CompileRequest compile_request(const Family& family, const Space& space, const Config& config, const Problem& problem,
+                               const std::string& source, const std::string& arch) {
+  auto options = config_definitions(space, config);
+  for (auto& d : family.problem_definitions(problem)) options.push_back(d);
+  return {family.template_file(), source, std::move(options), arch};
+}
+
+struct TunedProblem {
+  const Problem* problem;
+  std::int64_t problem_id;
+};
+
+// Puts the cubin of each tuned problem's fastest ok config on this architecture into the
+// database, so that applications load it without NVRTC. Configs compiled during the run are
+// compile-cache hits. A cubin that cannot be stored costs a warning, never the run.
+void store_best_cubins(db::Store& store, const Family& family, const Space& space,
+                       const std::vector<TunedProblem>& tuned, std::int64_t device_id, std::int64_t template_id,
+                       const std::string& source, const std::string& arch, const CompileCache& cache) {
+  for (const auto& [problem, problem_id] : tuned) {
+    try {
+      const auto best = store.best_result(device_id, template_id, problem_id);
+      if (!best) continue;
+      const Compiled compiled =
+          cache.compile_one(compile_request(family, space, space.parse(best->config), *problem, source, arch));
+      if (!compiled.ok) throw Error("NVRTC failed on a config that compiled before: " + compiled.log);
+      store.put_cubin({0, arch, template_id, problem_id, best->config, {compiled.cubin.begin(), compiled.cubin.end()},
+                       best->launch_json, nlohmann::json(compiled.options).dump(), nvrtc_version(), ""});
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("tune: warning: no cubin stored for {} {}: {}\n", family.name(), problem->key, e.what());
+    }
+  }
+}
 
 }  // namespace
 
@@ -129,10 +165,12 @@ SessionResult Session::run() {
     return stopped;
   };
 
+  std::vector<TunedProblem> tuned_problems;
   for (const Problem& problem : options_.problems) {
     if (stopped) break;
     db::ProblemRecord problem_record{0, family_.name(), problem.key, problem.size, problem.dtype, problem.fields.dump()};
     const std::int64_t problem_id = store_.upsert_problem(problem_record);
+    tuned_problems.push_back({&problem, problem_id});
     auto already = store_.measured_configs(device_id, template_id, problem_id);
     const Work work = family_.work(problem);
     evaluator.set_problem(problem, options_.seed ^ 0x5eedULL);
@@ -153,10 +191,8 @@ SessionResult Session::run() {
       std::vector<std::size_t> request_of(batch.size(), SIZE_MAX);
       for (std::size_t i = 0; i < batch.size(); ++i) {
         if (already.count(space.key(batch[i]))) continue;
-        auto options = config_definitions(space, batch[i]);
-        for (auto& d : family_.problem_definitions(problem)) options.push_back(d);
         request_of[i] = requests.size();
-        requests.push_back({family_.template_file(), source, std::move(options), device_.limits().arch()});
+        requests.push_back(compile_request(family_, space, batch[i], problem, source, device_.limits().arch()));
       }
       const std::vector<Compiled> compiled = cache.compile_all(requests, options_.compile_jobs);
 
@@ -227,6 +263,8 @@ SessionResult Session::run() {
     done += per_problem - problem_done;  // a strategy that ran out early
   }
   progress.finish();
+  store_best_cubins(store_, family_, space, tuned_problems, device_id, template_id, source, device_.limits().arch(), cache);
+  store_.refresh_family_defaults();
   store_.finish_run(result.run_id, result.interrupted ? "interrupted" : "finished");
   return result;
 }

@@ -251,3 +251,74 @@ TEST(CliStrategyBench, PrintsATablePerGroup) {
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(one.out.find("random_sampling"), std::string::npos) << one.out;
 }
+
+// ---- tune db ------------------------------------------------------------------------------------
+
+TEST(CliDb, BadInputIsOneLineExitTwoAndLosesNothing) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(folder);
+  const std::string with_db = " --db " + db;
+  { std::ofstream(folder / "broken.json") << "{\"format\": \"cutune-results\", \"devices\": ["; }
+  { std::ofstream(folder / "not-kt.json") << "{\"device_name\": \"x\"}"; }
+  const std::string broken = (folder / "broken.json").string(), not_kt = (folder / "not-kt.json").string();
+  const std::string out = (folder / "out.json").string();
+  expect_usage_error(tune("db import " + (folder / "missing.json").string() + with_db), "cannot read");
+  expect_usage_error(tune("db import " + broken + with_db), "not valid JSON");
+  expect_usage_error(tune("db import-kt " + broken + with_db), "not valid JSON");
+  expect_usage_error(tune("db import-kt " + not_kt + with_db), "not a Kernel Tuner cache file");
+  expect_usage_error(tune("db import-t4 " + not_kt + with_db), "not a T4 results file");
+  expect_usage_error(tune("db merge " + (folder / "missing.db").string() + with_db), "no database at");
+  expect_usage_error(tune("db merge " + db + with_db), "is this database");
+  expect_usage_error(tune("db export " + out + " --family nosuch" + with_db), "no family 'nosuch'");
+  expect_usage_error(tune("db export " + out + " --device GPU-nosuch" + with_db), "no device 'GPU-nosuch'");
+  expect_usage_error(tune("db export-kt " + out + " --problem n=7" + with_db), "no problem 'n=7'");
+  expect_usage_error(tune("db export " + (folder / "no-folder" / "x.json").string() + with_db), "cannot write");
+  expect_usage_error(tune("db best --family nosuch" + with_db), "no family 'nosuch'");
+  expect_usage_error(tune("db runs --device nosuch" + with_db), "no device 'nosuch'");
+  expect_usage_error(tune("db lookup --n 10" + with_db), "needs --family");
+  expect_usage_error(tune("db lookup --family scan" + with_db), "needs --n");
+  expect_usage_error(tune("db lookup --family scan --n 10 --cc nine" + with_db), "--cc must look like 9.0");
+  expect_usage_error(tune("db lookup --family nosuch --n 10" + with_db), "no built-in default");
+  expect_usage_error(tune("db devices --db " + (folder / "none.db").string()), "no database");
+  expect_usage_error(tune("db" + with_db), "subcommand");
+  EXPECT_EQ(count_results(db), 1);
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(CliDb, ImportListExportLookupAndMerge) {
+  const auto folder = temp_folder();
+  const std::string db = (folder / "a.db").string(), other = (folder / "b.db").string();
+  const std::string landscape = std::string(CUTUNE_SHARED_DIR) + "/landscapes/pnpoly_RTX_3090.json.gz";
+  CommandRun run = tune("db import-kt " + landscape + " --db " + db);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("imported 4092 results"), std::string::npos) << run.out;
+
+  run = tune("db devices --db " + db);
+  EXPECT_NE(run.out.find("NVIDIA GeForce RTX 3090"), std::string::npos) << run.out;
+  run = tune("db families --db " + db);
+  EXPECT_NE(run.out.find("cn_pnpoly"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("4092 results"), std::string::npos) << run.out;
+  run = tune("db runs --db " + db);
+  EXPECT_NE(run.out.find("kernel_tuner_import"), std::string::npos) << run.out;
+  run = tune("db best --device 'NVIDIA GeForce RTX 3090' --db " + db);
+  EXPECT_NE(run.out.find("between_method=0,block_size_x=256,tile_size=20,use_method=2"), std::string::npos) << run.out;
+  run = tune("db lookup --family cn_pnpoly --n 20000000 --type '' --device-name 'NVIDIA GeForce RTX 3090' --arch sm_86 --db " + db);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("exact_device"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("cubin      none"), std::string::npos) << run.out;
+
+  const std::string exported = (folder / "all.json.gz").string();
+  ASSERT_EQ(tune("db export " + exported + " --db " + db).exit_code, 0);
+  run = tune("db import " + exported + " --db " + other);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(count_results(other), 4092);
+  run = tune("db merge " + db + " --db " + other);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(count_results(other), 4092);
+  for (const char* format : {"export-kt", "export-t4"}) {
+    const std::string file = (folder / (std::string(format) + ".json")).string();
+    run = tune(std::string("db ") + format + " " + file + " --db " + db);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_TRUE(std::filesystem::exists(file)) << format;
+  }
+}

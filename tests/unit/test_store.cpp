@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "results_fixture.hpp"
 #include "store.hpp"
 
 using namespace cutune;
@@ -188,4 +189,91 @@ TEST(DefaultPath, EnvironmentOverrides) {
   setenv("XDG_DATA_HOME", "/tmp/xdg", 1);
   EXPECT_EQ(default_database_path(), "/tmp/xdg/cutune/cutune.db");
   unsetenv("XDG_DATA_HOME");
+}
+
+TEST(Store, MigratesAVersion1DatabaseKeepingItsResults) {
+  TempDb t;
+  cutune::testing::create_version_1_database(t.path);
+  Store store(t.path);
+  EXPECT_EQ(schema_version(store.database()), kSchemaVersion);
+  const auto best = store.best("scan");
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].config, "algo=warp");
+  EXPECT_EQ(best[0].device_uuid, "GPU-old");
+  // What version 2 adds works on the migrated file.
+  store.put_cubin({0, "sm_80", 1, 1, "algo=warp", {0x7f, 'E', 'L', 'F'}, "[]", "[]", "13.0", ""});
+  store.refresh_family_defaults();
+  auto s = store.database().prepare("SELECT config FROM family_defaults WHERE family = 'scan' AND dtype = 'int32'");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.column_text(0), "algo=warp");
+}
+
+TEST(Store, AFailedMigrationLeavesTheOldDatabaseAsItWas) {
+  TempDb t;
+  cutune::testing::create_version_1_database(t.path);
+  {
+    sql::Database raw(t.path, sql::Database::Mode::read_write_create);
+    raw.exec("CREATE TABLE family_defaults (x)");  // collides with what version 2 creates
+  }
+  EXPECT_THROW(Store store(t.path), sql::DbError);
+  sql::Database raw(t.path, sql::Database::Mode::read_only);
+  EXPECT_EQ(schema_version(raw), 1);
+  auto cubins = raw.prepare("SELECT COUNT(*) FROM sqlite_master WHERE name = 'cubins'");
+  cubins.step();
+  EXPECT_EQ(cubins.column_int(0), 0) << "the migration's first steps were not rolled back";
+}
+
+TEST(Store, UsesWriteAheadLoggingAndABusyTimeout) {
+  TempDb t;
+  Store store(t.path);
+  auto mode = store.database().prepare("PRAGMA journal_mode");
+  mode.step();
+  EXPECT_EQ(mode.column_text(0), "wal");
+  auto timeout = store.database().prepare("PRAGMA busy_timeout");
+  timeout.step();
+  EXPECT_GE(timeout.column_int(0), 1000);
+}
+
+TEST(Store, BestResultAndCubinsOfOneTemplate) {
+  TempDb t;
+  Store store(t.path);
+  const auto device_id = store.upsert_device(h100());
+  const auto tmpl = store.upsert_template("scan", "h", "s");
+  const auto other_tmpl = store.upsert_template("scan", "h2", "s2");
+  const auto problem = store.upsert_problem({0, "scan", "n=1", 1, "int32", "{}"});
+  const auto run = store.begin_run({0, "scan", device_id, tmpl, "brute_force", 1, "", "", "", "", "", ""});
+  store.add_result(result(run, device_id, tmpl, problem, "slow", "ok", 2.0));
+  store.add_result(result(run, device_id, tmpl, problem, "fast", "ok", 1.0));
+  store.add_result(result(run, device_id, tmpl, problem, "fastest-but-wrong", "wrong_result", 0.1));
+  store.add_result(result(run, device_id, other_tmpl, problem, "other-template", "ok", 0.5));
+  const auto best = store.best_result(device_id, tmpl, problem);
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->config, "fast");
+  EXPECT_FALSE(store.best_result(device_id, tmpl, problem + 1));
+
+  CubinRecord cubin{0, "sm_90", tmpl, problem, "fast", {0x7f, 'E', 'L', 'F', 1}, "[]", "[\"-DX=1\"]", "13.0", ""};
+  store.put_cubin(cubin);
+  cubin.cubin.back() = 2;
+  store.put_cubin(cubin);  // the same config and architecture: replaced
+  auto s = store.database().prepare("SELECT COUNT(*), MAX(length(cubin)), MAX(hex(cubin)) FROM cubins");
+  s.step();
+  EXPECT_EQ(s.column_int(0), 1);
+  EXPECT_EQ(s.column_text(2), "7F454C4602");
+}
+
+TEST(Store, AnOlderResultDoesNotReplaceANewerOne) {
+  TempDb t;
+  Store store(t.path);
+  const auto device_id = store.upsert_device(h100());
+  const auto tmpl = store.upsert_template("scan", "h", "s");
+  const auto problem = store.upsert_problem({0, "scan", "n=1", 1, "int32", "{}"});
+  const auto run = store.begin_run({0, "scan", device_id, tmpl, "brute_force", 1, "", "", "", "", "", ""});
+  auto newer = result(run, device_id, tmpl, problem, "a", "ok", 1.0);
+  newer.created_at = "2026-06-01T00:00:00Z";
+  store.add_result(newer);
+  auto older = newer;
+  older.time_ms_median = 9.0;
+  older.created_at = "2026-01-01T00:00:00Z";
+  store.add_result(older);
+  EXPECT_DOUBLE_EQ(*store.best_result(device_id, tmpl, problem)->time_ms_median, 1.0);
 }

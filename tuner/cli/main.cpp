@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "db_commands.hpp"
 #include "core/error.hpp"
 #include "cuda_driver.hpp"
 #include "sqlite.hpp"
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
   report->add_option("--kernel,-k", report_args.kernel, "only this family");
   report->add_option("--device-uuid", report_args.device_uuid, "only this device");
   report->add_option("--out,-o", report_args.out, "folder for the HTML files (default: cutune-reports)");
+  DbArgs db_args;
+  const CLI::App* db_command = add_db_commands(app, db_args);
 
   try {
     app.parse(argc, argv);
@@ -64,6 +67,7 @@ int main(int argc, char** argv) {
 
   try {
     if (report->parsed()) return write_reports(report_args);
+    if (db_command->parsed()) return run_db_command(*db_command, db_args, args.db, args.command_line);
     return run_command(args);
   } catch (const UsageError& e) {
     std::cerr << "tune: error: " << e.what() << "\n";

@@ -1,0 +1,32 @@
+#pragma once
+// The last fallback of a lookup: one sane config per kernel family, used when the database holds
+// no successful result of the requested element type on any device.
+//
+// Why a table compiled into the lookup library rather than rows the tuner writes: an application
+// must get an answer from an empty database, from one that only holds imported results, or from
+// one written by an older tuner, and the library must not link kernels/ to ask the family.
+// tests/unit/test_builtin_defaults.cpp keeps the table honest: every family registered in
+// kernels/ needs an entry here, and its space must accept the config.
+#include <string_view>
+
+namespace cutune::db {
+
+struct BuiltinDefault {
+  std::string_view family;
+  std::string_view config;  // canonical "name=value,…", labels for labelled axes
+};
+
+inline constexpr BuiltinDefault kBuiltinDefaults[] = {
+    // One pass over the data (decoupled look-back) reads each input once; 2048 elements per tile
+    // in 256 threads, 16-byte loads for int32, staging padded against bank conflicts. About 17 KiB
+    // of shared memory per block, so it is legal on every architecture the tuner supports.
+    {"scan", "algo=lookback,block=256,ept=8,vec=4,pad=1"},
+};
+
+inline const BuiltinDefault* builtin_default(std::string_view family) {
+  for (const auto& entry : kBuiltinDefaults)
+    if (entry.family == family) return &entry;
+  return nullptr;
+}
+
+}  // namespace cutune::db

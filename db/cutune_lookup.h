@@ -1,0 +1,97 @@
+/* cutune lookup, C API: the best launch configuration of a kernel family for a device and problem,
+ * from a cutune results database, for C programs and foreign-function interfaces. It mirrors
+ * cutune/lookup.hpp; see there for the fallback levels.
+ *
+ *   cutune_db* db;
+ *   if (cutune_db_open("cutune.db", &db) != CUTUNE_OK) fprintf(stderr, "%s\n", cutune_last_error());
+ *   cutune_query q = {"scan", uuid, name, 9, 0, n, "int32"};
+ *   cutune_match* m;
+ *   if (cutune_find(db, &q, &m) == CUTUNE_OK) { int64_t block; cutune_match_integer(m, "block", &block); … }
+ *   cutune_match_free(m);
+ *   cutune_db_close(db);
+ *
+ * Strings returned by the accessors live as long as the handle they come from. Every function is
+ * safe to call from several threads on the same cutune_db.
+ */
+#ifndef CUTUNE_LOOKUP_H
+#define CUTUNE_LOOKUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CUTUNE_LOOKUP_C_API __attribute__((visibility("default")))
+
+typedef struct cutune_db cutune_db;
+typedef struct cutune_match cutune_match;
+typedef struct cutune_cubin cutune_cubin;
+
+typedef enum {
+  CUTUNE_OK = 0,
+  CUTUNE_ERROR = 1,     /* bad argument, unreadable database, unknown family: see cutune_last_error() */
+  CUTUNE_NOT_FOUND = 2  /* no such parameter, launch or cubin: see cutune_last_error() for why */
+} cutune_status;
+
+/* Fallback levels, as cutune::lookup::Level. */
+enum {
+  CUTUNE_LEVEL_EXACT_DEVICE = 1,
+  CUTUNE_LEVEL_SAME_COMPUTE_CAPABILITY = 2,
+  CUTUNE_LEVEL_FAMILY_DEFAULT = 3,
+  CUTUNE_LEVEL_BUILTIN_DEFAULT = 4
+};
+
+typedef struct {
+  const char* family;
+  const char* device_uuid; /* may be NULL or "" */
+  const char* device_name; /* may be NULL or "" */
+  int cc_major, cc_minor;  /* 0, 0: unknown */
+  int64_t size;            /* problem size, elements */
+  const char* dtype;       /* element type, e.g. "int32" */
+} cutune_query;
+
+typedef struct {
+  const char* kernel;
+  unsigned grid[3], block[3];
+  unsigned dynamic_shared_bytes;
+} cutune_launch;
+
+/* The message of this thread's last failed call ("" when none). */
+CUTUNE_LOOKUP_C_API const char* cutune_last_error(void);
+
+CUTUNE_LOOKUP_C_API cutune_status cutune_db_open(const char* path, cutune_db** db);
+CUTUNE_LOOKUP_C_API void cutune_db_close(cutune_db* db);
+
+CUTUNE_LOOKUP_C_API cutune_status cutune_find(cutune_db* db, const cutune_query* query, cutune_match** match);
+CUTUNE_LOOKUP_C_API void cutune_match_free(cutune_match* match);
+
+CUTUNE_LOOKUP_C_API int cutune_match_level(const cutune_match* match);
+CUTUNE_LOOKUP_C_API const char* cutune_match_level_name(const cutune_match* match);
+CUTUNE_LOOKUP_C_API const char* cutune_match_basis(const cutune_match* match);
+CUTUNE_LOOKUP_C_API const char* cutune_match_config(const cutune_match* match);
+CUTUNE_LOOKUP_C_API size_t cutune_match_parameter_count(const cutune_match* match);
+CUTUNE_LOOKUP_C_API const char* cutune_match_parameter_name(const cutune_match* match, size_t index);
+CUTUNE_LOOKUP_C_API const char* cutune_match_parameter_value(const cutune_match* match, size_t index);
+CUTUNE_LOOKUP_C_API cutune_status cutune_match_integer(const cutune_match* match, const char* name, int64_t* value);
+CUTUNE_LOOKUP_C_API size_t cutune_match_launch_count(const cutune_match* match);
+CUTUNE_LOOKUP_C_API cutune_status cutune_match_launch(const cutune_match* match, size_t index, cutune_launch* launch);
+CUTUNE_LOOKUP_C_API int64_t cutune_match_matched_size(const cutune_match* match);
+CUTUNE_LOOKUP_C_API const char* cutune_match_matched_problem(const cutune_match* match);
+CUTUNE_LOOKUP_C_API double cutune_match_size_distance(const cutune_match* match); /* INFINITY for built-in */
+CUTUNE_LOOKUP_C_API double cutune_match_time_ms(const cutune_match* match);       /* NAN when not measured */
+
+/* The stored cubin of the query's best config for `arch` ("sm_90"), or CUTUNE_NOT_FOUND with the
+ * reason in cutune_last_error(), so the caller can compile the template instead. */
+CUTUNE_LOOKUP_C_API cutune_status cutune_find_cubin(cutune_db* db, const cutune_query* query, const char* arch,
+                                                    cutune_cubin** cubin);
+CUTUNE_LOOKUP_C_API const void* cutune_cubin_data(const cutune_cubin* cubin, size_t* bytes);
+CUTUNE_LOOKUP_C_API const char* cutune_cubin_arch(const cutune_cubin* cubin);
+CUTUNE_LOOKUP_C_API void cutune_cubin_free(cutune_cubin* cubin);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUTUNE_LOOKUP_H */

@@ -1,0 +1,550 @@
+// Kernel Tuner cache files and T4 results files, in and out.
+//
+// A Kernel Tuner cache file holds one device (by name), one kernel and one problem size: a header
+// and `cache`, one entry per config keyed by its comma-joined values, with `time` (ms, the
+// objective: a number, or the name of a failure), `times` (the samples) and what evaluating it
+// cost (`compile_time`, `verification_time`, `benchmark_time`, ms). A T4 results file is a list of
+// {configuration, times, invalidity, measurements}, with neither device nor kernel nor problem.
+//
+// Mapping to result rows: `time` → time_ms_median (Kernel Tuner's objective, usually a mean);
+// the samples → min, max, stdev (n − 1) and count; costs ms → s; a failure name → a status, the
+// name kept as the error text; the device a synthetic uuid (synthetic_device_uuid); the template
+// "kernel-tuner-" + a hash of kernel name and parameter names; the problem "problem_size=AxB",
+// its size the product, no element type. Exports write the reverse plus a "cutune" object with
+// what the formats have no field for.
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <set>
+
+#include "compressed_file.hpp"
+#include "core/hash.hpp"
+#include "interchange_rows.hpp"
+
+namespace cutune::db {
+namespace {
+
+using interchange::Json;
+
+constexpr int kExtensionVersion = 1;
+
+// Our statuses and the two formats' failure names. Exports take the first row of a status;
+// imports the first row of a name. Kernel Tuner's runtime failures are mostly launches refused
+// for resources, hence launch_error; its InvalidConfig (ruled out by restrictions) was never run.
+struct FailureName {
+  std::string_view status, kernel_tuner, t4;
+};
+constexpr FailureName kFailureNames[] = {
+    {"compile_error", "CompilationFailedConfig", "compile"}, {"launch_error", "RuntimeFailedConfig", "runtime"},
+    {"load_error", "RuntimeFailedConfig", "runtime"},        {"runtime_fault", "RuntimeFailedConfig", "runtime"},
+    {"timeout", "RuntimeFailedConfig", "timeout"},           {"wrong_result", "RuntimeFailedConfig", "correctness"},
+    {"launch_error", "InvalidConfig", "constraints"},
+};
+
+template <class Field>
+std::string_view status_named(std::string_view name, Field field) {
+  for (const auto& f : kFailureNames)
+    if (f.*field == name) return f.status;
+  return "runtime_fault";  // a failure this code does not know; its name stays in the error text
+}
+
+template <class Field>
+std::string_view name_of_status(std::string_view status, Field field) {
+  for (const auto& f : kFailureNames)
+    if (f.status == status) return f.*field;
+  return kFailureNames[1].*field;
+}
+
+// Kernel Tuner's own name when the result came from it (kept in the error text), else by status.
+std::string kernel_tuner_failure(const ResultRecord& r) {
+  for (const auto& f : kFailureNames)
+    if (f.kernel_tuner == r.error) return r.error;
+  return std::string(name_of_status(r.status, &FailureName::kernel_tuner));
+}
+
+std::string value_text(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+
+// "name=value,…" in the object's order, as Space::key writes it.
+std::string config_text(const Json& config) {
+  std::string text;
+  for (const auto& [name, value] : config.items()) text += (text.empty() ? "" : ",") + name + "=" + value_text(value);
+  return text;
+}
+
+// A result's parameters as an ordered object: its stored JSON, or parsed from its text.
+Json config_object(const ResultRecord& r) {
+  Json config = interchange::parse_json_text_column(r.config_json);
+  if (config.is_object() && !config.empty()) return config;
+  config = Json::object();
+  for (std::size_t start = 0; start < r.config.size();) {
+    const std::size_t end = std::min(r.config.find(',', start), r.config.size());
+    const std::string item = r.config.substr(start, end - start);
+    const std::size_t equals = item.find('=');
+    if (equals != std::string::npos) config[item.substr(0, equals)] = item.substr(equals + 1);
+    start = end + 1;
+  }
+  return config;
+}
+
+// "2023-01-26 01:05:09.730633+00:00" or "2026-11-22T02:00:00Z" → seconds since the epoch.
+std::optional<double> parse_timestamp(const std::string& text) {
+  std::tm t{};
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%d-%d-%d%*1[ T]%d:%d:%d%n", &t.tm_year, &t.tm_mon, &t.tm_mday, &t.tm_hour, &t.tm_min,
+                  &t.tm_sec, &consumed) < 6)
+    return std::nullopt;
+  t.tm_year -= 1900;
+  t.tm_mon -= 1;
+  double seconds = static_cast<double>(timegm(&t));
+  std::size_t at = static_cast<std::size_t>(consumed);
+  if (at < text.size() && text[at] == '.') {
+    const std::size_t end = text.find_first_not_of("0123456789", at + 1);
+    seconds += std::stod("0" + text.substr(at, end - at));
+    at = end == std::string::npos ? text.size() : end;
+  }
+  int offset_hours = 0, offset_minutes = 0;
+  if (at < text.size() && (text[at] == '+' || text[at] == '-') &&
+      std::sscanf(text.c_str() + at + 1, "%d:%d", &offset_hours, &offset_minutes) == 2)
+    seconds -= (text[at] == '-' ? -1 : 1) * (offset_hours * 3600.0 + offset_minutes * 60.0);
+  return seconds;
+}
+
+std::string iso_timestamp(double seconds) {
+  const auto whole = static_cast<std::time_t>(seconds);
+  std::tm utc{};
+  gmtime_r(&whole, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+void set_sample_statistics(ResultRecord& r, const Json& samples) {
+  if (!samples.is_array() || samples.empty()) return;
+  std::vector<double> values;
+  for (const auto& s : samples)
+    if (s.is_number()) values.push_back(s.get<double>());
+  if (values.empty()) return;
+  double sum = 0, squares = 0;
+  for (double v : values) sum += v;
+  const double mean = sum / static_cast<double>(values.size());
+  for (double v : values) squares += (v - mean) * (v - mean);
+  r.samples = static_cast<int>(values.size());
+  r.time_ms_min = *std::min_element(values.begin(), values.end());
+  r.time_ms_max = *std::max_element(values.begin(), values.end());
+  r.time_ms_stdev = values.size() > 1 ? std::sqrt(squares / static_cast<double>(values.size() - 1)) : 0.0;
+}
+
+// ---- where imported results belong --------------------------------------------------------------
+
+struct Origin {
+  DeviceRecord device;
+  std::string family;
+  std::string template_hash, template_source;
+  ProblemRecord problem;
+};
+
+Json extension_of(const Origin& o) {
+  return {{"format_version", kExtensionVersion},
+          {"family", o.family},
+          {"device", interchange::device_json(o.device)},
+          {"template", {{"hash", o.template_hash}, {"source", o.template_source}}},
+          {"problem", interchange::problem_json(o.problem)}};
+}
+
+Origin origin_from_extension(const Json& ext) {
+  if (ext.value("format_version", 0) > kExtensionVersion)
+    throw InterchangeError("its cutune section has format version " + ext.at("format_version").dump() +
+                           ", newer than this cutune reads");
+  Origin o;
+  o.device = interchange::device_from_json(ext.at("device"));
+  o.family = ext.at("family").get<std::string>();
+  o.template_hash = ext.at("template").at("hash").get<std::string>();
+  o.template_source = ext.at("template").value("source", "");
+  o.problem = interchange::problem_from_json(ext.at("problem"));
+  return o;
+}
+
+// A problem known only by its size: "problem_size=4096x4096", size 4096², no element type.
+ProblemRecord problem_of_size(const std::string& family, const Json& problem_size) {
+  ProblemRecord p;
+  p.family = family;
+  std::string dims;
+  if (problem_size.is_array()) {
+    p.size = 1;
+    for (const auto& d : problem_size) {
+      dims += (dims.empty() ? "" : "x") + value_text(d);
+      p.size *= d.is_number_integer() ? d.get<std::int64_t>() : 0;
+    }
+  } else {
+    dims = problem_size.is_null() ? "unknown" : value_text(problem_size);
+    p.size = problem_size.is_number_integer() ? problem_size.get<std::int64_t>() : 0;
+  }
+  p.key = "problem_size=" + dims;
+  p.descriptor = Json{{"problem_size", problem_size}}.dump();
+  return p;
+}
+
+struct OriginRows {
+  std::int64_t device_id, template_id, problem_id, run_id;
+};
+
+OriginRows store_origin(Store& store, const Origin& o, const std::string& strategy, const std::string& command,
+                        const std::string& started_at) {
+  OriginRows ids;
+  ids.device_id = store.upsert_device(o.device);
+  interchange::keep_copy_bandwidth(store, ids.device_id, o.device);
+  ids.template_id = store.upsert_template(o.family, o.template_hash, o.template_source);
+  ProblemRecord problem = o.problem;
+  problem.family = o.family;
+  ids.problem_id = store.upsert_problem(problem);
+  RunRecord run;
+  run.family = o.family;
+  run.device_id = ids.device_id;
+  run.template_id = ids.template_id;
+  run.strategy = strategy;
+  run.command = command;
+  run.tool_version = "cutune 0.1.0";
+  run.started_at = started_at;
+  run.finished_at = started_at;
+  run.status = "finished";
+  ids.run_id = interchange::find_or_insert_run(store, run);
+  return ids;
+}
+
+ResultRecord result_at(const OriginRows& ids) {
+  ResultRecord r;
+  r.run_id = ids.run_id;
+  r.device_id = ids.device_id;
+  r.template_id = ids.template_id;
+  r.problem_id = ids.problem_id;
+  r.launch_json = "[]";
+  return r;
+}
+
+// Seconds since the first timestamp, per entry: when each config finished, as elapsed_s wants it.
+struct Timeline {
+  std::optional<double> first;
+  void see(const Json& entry, const char* key) {
+    if (!entry.is_object() || !entry.contains(key) || !entry.at(key).is_string()) return;
+    if (auto t = parse_timestamp(entry.at(key).get<std::string>())) first = first ? std::min(*first, *t) : *t;
+  }
+  std::string started_at() const { return first ? iso_timestamp(*first) : "1970-01-01T00:00:00Z"; }
+  void stamp(ResultRecord& r, const Json& entry, const char* key) const {
+    const auto t = entry.contains(key) && entry.at(key).is_string() ? parse_timestamp(entry.at(key).get<std::string>())
+                                                                   : std::nullopt;
+    r.created_at = t ? iso_timestamp(*t) : started_at();
+    r.elapsed_s = t && first ? *t - *first : 0.0;
+  }
+};
+
+std::string default_command(const std::string& what, const std::string& path, const ImportTarget& target) {
+  return target.command.empty() ? what + " " + std::filesystem::path(path).filename().string() : target.command;
+}
+
+// What a result row holds beyond the formats' own fields: exports put it in each entry's
+// "cutune" object, imports lay it over what they derived.
+Json result_extension(const ResultRecord& r) {
+  Json ext = interchange::measurement_json(r);
+  for (const char* derived : {"config", "config_json", "time_ms_median", "compile_s", "verify_s", "benchmark_s", "gbs", "gflops"})
+    ext.erase(derived);
+  return ext;
+}
+
+// ---- exports: one (device, problem) of one family, its newest template ----------------------------
+
+struct Slice {
+  Origin origin;
+  Json problem_size;
+  std::vector<ResultRecord> results;
+};
+
+std::string listing(const std::set<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
+}
+
+Slice one_slice(sql::Database& db, Selection selection) {
+  if (selection.family.empty()) {
+    std::set<std::string> families;
+    auto s = db.prepare("SELECT DISTINCT family FROM problems");
+    while (s.step()) families.insert(s.column_text(0));
+    if (families.size() != 1)
+      throw InterchangeError("this format holds one kernel: pass --family (stored: " + listing(families) + ")");
+    selection.family = *families.begin();
+  }
+  const auto devices = interchange::selected_devices(db, selection);
+  const auto problems = interchange::selected_problems(db, selection);
+  auto results = interchange::selected_results(db, selection);
+  std::set<std::string> device_names, problem_keys;
+  for (const auto& d : devices)
+    for (const auto& r : results)
+      if (r.device_id == d.id) device_names.insert(d.uuid + " (" + d.name + ")");
+  for (const auto& p : problems)
+    for (const auto& r : results)
+      if (r.problem_id == p.id) problem_keys.insert(p.key);
+  if (results.empty()) throw InterchangeError("no results of " + selection.family + " match the selection");
+  if (device_names.size() > 1)
+    throw InterchangeError("this format holds one device: pass --device (one of: " + listing(device_names) + ")");
+  if (problem_keys.size() > 1)
+    throw InterchangeError("this format holds one problem: pass --problem (one of: " + listing(problem_keys) + ")");
+
+  Slice slice;
+  std::int64_t newest_template = 0;
+  for (const auto& r : results) newest_template = std::max(newest_template, r.template_id);
+  std::erase_if(results, [&](const ResultRecord& r) { return r.template_id != newest_template; });
+  for (const auto& d : devices)
+    if (d.id == results.front().device_id) slice.origin.device = d;
+  for (const auto& p : problems)
+    if (p.id == results.front().problem_id) slice.origin.problem = p;
+  auto t = db.prepare("SELECT source_hash, source FROM templates WHERE id = ?1");
+  t.bind(1, newest_template);
+  t.step();
+  slice.origin.family = selection.family;
+  slice.origin.template_hash = t.column_text(0);
+  slice.origin.template_source = t.column_text(1);
+  const Json descriptor = interchange::parse_json_text_column(slice.origin.problem.descriptor);
+  slice.problem_size = descriptor.is_object() && descriptor.contains("problem_size") ? descriptor.at("problem_size")
+                                                                                      : Json(slice.origin.problem.size);
+  slice.results = std::move(results);
+  return slice;
+}
+
+template <class F>
+void write_export(const std::string& path, F&& make_document) {
+  try {
+    write_text_file(path, make_document().dump(1) + "\n");
+  } catch (const FileError& e) {
+    throw InterchangeError(e.what());
+  }
+}
+
+Json read_document(const std::string& path) {
+  try {
+    return interchange::parse_json(read_text_file(path), path);
+  } catch (const FileError& e) {
+    throw InterchangeError(e.what());
+  }
+}
+
+}  // namespace
+
+std::string synthetic_device_uuid(const std::string& device_name) { return "kernel-tuner-" + content_hash(device_name); }
+
+// ---- Kernel Tuner ---------------------------------------------------------------------------------
+
+ImportSummary import_kernel_tuner(Store& store, const std::string& path, const ImportTarget& target) {
+  const Json file = read_document(path);
+  if (!file.is_object() || !file.contains("cache") || !file.at("cache").is_object() ||
+      !file.contains("tune_params_keys") || !file.at("tune_params_keys").is_array())
+    throw InterchangeError("'" + path + "' is not a Kernel Tuner cache file (it needs \"tune_params_keys\" and a \"cache\" object)");
+  return interchange::import_in_transaction(store, path, [&](ImportSummary& summary, std::string& where) {
+    where = "header";
+    Origin origin;
+    if (file.contains("cutune")) {
+      origin = origin_from_extension(file.at("cutune"));
+    } else {
+      const std::string kernel = file.at("kernel_name").get<std::string>();
+      origin.device.name = file.at("device_name").get<std::string>();
+      origin.device.uuid = synthetic_device_uuid(origin.device.name);
+      origin.family = kernel;
+      origin.template_hash = "kernel-tuner-" + content_hash(kernel + file.at("tune_params_keys").dump());
+      origin.template_source = "(imported from a Kernel Tuner cache file, which does not hold the source)";
+      origin.problem = problem_of_size(kernel, file.value("problem_size", Json()));
+    }
+    if (!target.family.empty()) origin.family = target.family;
+    const Json& cache = file.at("cache");
+    Timeline timeline;
+    for (const auto& [key, entry] : cache.items()) timeline.see(entry, "timestamp");
+    const OriginRows ids = store_origin(store, origin, "kernel_tuner_import", default_command("import-kt", path, target),
+                                        timeline.started_at());
+    ++summary.devices;
+    ++summary.problems;
+    ++summary.runs;
+
+    const auto& names = file.at("tune_params_keys");
+    for (const auto& [key, entry] : cache.items()) {
+      where = "cache entry \"" + key + "\"";
+      if (!entry.is_object()) throw InterchangeError("the entry is not an object");
+      // Values from the entry, else from its key (comma-joined values in tune_params_keys order).
+      Json config = Json::object();
+      std::size_t start = 0;
+      for (const auto& name_json : names) {
+        const std::string name = name_json.get<std::string>();
+        const std::size_t end = std::min(key.find(',', start), key.size());
+        if (entry.contains(name)) {
+          config[name] = entry.at(name);
+        } else {
+          const Json parsed = Json::parse(key.substr(start, end - start), nullptr, false);
+          config[name] = parsed.is_discarded() ? Json(key.substr(start, end - start)) : parsed;
+        }
+        start = end + 1;
+      }
+      ResultRecord r = result_at(ids);
+      r.config = config_text(config);
+      r.config_json = config.dump();
+      const Json& time = entry.at("time");
+      if (time.is_number()) {
+        r.status = "ok";
+        r.time_ms_median = time.get<double>();
+        set_sample_statistics(r, entry.value("times", Json()));
+      } else if (time.is_string()) {
+        r.error = time.get<std::string>();
+        r.status = status_named(r.error, &FailureName::kernel_tuner);
+      } else {
+        throw InterchangeError("\"time\" is neither a number nor a failure name");
+      }
+      r.compile_s = entry.value("compile_time", 0.0) / 1e3;
+      r.verify_s = entry.value("verification_time", 0.0) / 1e3;
+      r.benchmark_s = entry.value("benchmark_time", 0.0) / 1e3;
+      if (entry.contains("GB/s") && entry.at("GB/s").is_number()) r.gbs = entry.at("GB/s").get<double>();
+      if (entry.contains("GFLOP/s") && entry.at("GFLOP/s").is_number()) r.gflops = entry.at("GFLOP/s").get<double>();
+      timeline.stamp(r, entry, "timestamp");
+      if (entry.contains("cutune")) interchange::measurement_from_json(entry.at("cutune"), r);
+      store.insert_result(r);
+      ++summary.results;
+    }
+  });
+}
+
+void export_kernel_tuner(Store& store, const Selection& selection, const std::string& path) {
+  const Slice slice = one_slice(store.database(), selection);
+  write_export(path, [&] {
+    Json names = Json::array(), values = Json::object(), cache = Json::object();
+    std::map<std::string, std::set<Json>> seen;
+    for (const auto& r : slice.results) {
+      const Json config = config_object(r);
+      std::string key;
+      Json entry = config;
+      for (const auto& [name, value] : config.items()) {
+        if (!values.contains(name)) names.push_back(name);
+        values[name] = Json::array();
+        seen[name].insert(value);
+        key += (key.empty() ? "" : ",") + value_text(value);
+      }
+      if (r.status == "ok" && r.time_ms_median) entry["time"] = *r.time_ms_median;
+      else entry["time"] = kernel_tuner_failure(r);
+      entry["compile_time"] = r.compile_s * 1e3;
+      entry["verification_time"] = r.verify_s * 1e3;
+      entry["benchmark_time"] = r.benchmark_s * 1e3;
+      entry["strategy_time"] = 0;
+      entry["framework_time"] = 0;
+      entry["timestamp"] = r.created_at;
+      if (r.gbs) entry["GB/s"] = *r.gbs;
+      if (r.gflops) entry["GFLOP/s"] = *r.gflops;
+      entry["cutune"] = result_extension(r);
+      cache[key] = std::move(entry);
+    }
+    for (const auto& [name, set] : seen) values[name] = Json(std::vector<Json>(set.begin(), set.end()));
+    return Json{{"schema_version", "1.1.0"},
+                {"device_name", slice.origin.device.name},
+                {"kernel_name", slice.origin.family},
+                {"problem_size", slice.problem_size},
+                {"tune_params_keys", names},
+                {"tune_params", values},
+                {"objective", "time"},
+                {"cache", cache},
+                {"cutune", extension_of(slice.origin)}};
+  });
+}
+
+// ---- T4 -------------------------------------------------------------------------------------------
+
+ImportSummary import_t4(Store& store, const std::string& path, const ImportTarget& target) {
+  const Json file = read_document(path);
+  if (!file.is_object() || !file.contains("results") || !file.at("results").is_array())
+    throw InterchangeError("'" + path + "' is not a T4 results file (it needs a \"results\" array)");
+  if (!file.contains("cutune") && (target.family.empty() || target.device_name.empty()))
+    throw InterchangeError("'" + path + "' does not say which device and kernel its results are for "
+                           "(no cutune section): pass --family and --device-name");
+  return interchange::import_in_transaction(store, path, [&](ImportSummary& summary, std::string& where) {
+    where = "header";
+    Origin origin;
+    const Json& results = file.at("results");
+    if (file.contains("cutune")) {
+      origin = origin_from_extension(file.at("cutune"));
+    } else {
+      origin.device.name = target.device_name;
+      origin.device.uuid = synthetic_device_uuid(target.device_name);
+      Json names = Json::array();
+      if (!results.empty())
+        for (const auto& [name, value] : results.at(0).at("configuration").items()) names.push_back(name);
+      origin.template_hash = "t4-" + content_hash(target.family + names.dump());
+      origin.template_source = "(imported from a T4 results file, which does not hold the source)";
+      origin.problem = problem_of_size(target.family, target.problem_size > 0 ? Json(target.problem_size) : Json());
+    }
+    if (!target.family.empty()) origin.family = target.family;
+    Timeline timeline;
+    for (const auto& entry : results) timeline.see(entry, "timestamp");
+    const OriginRows ids = store_origin(store, origin, "t4_import", default_command("import-t4", path, target),
+                                        timeline.started_at());
+    ++summary.devices;
+    ++summary.problems;
+    ++summary.runs;
+
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      where = "results[" + std::to_string(i) + "]";
+      const Json& entry = results[i];
+      ResultRecord r = result_at(ids);
+      const Json& config = entry.at("configuration");
+      r.config = config_text(config);
+      r.config_json = config.dump();
+      const std::string invalidity = entry.at("invalidity").get<std::string>();
+      const Json& times = entry.at("times");
+      std::optional<double> time;
+      for (const auto& m : entry.value("measurements", Json::array())) {
+        if (m.value("name", "") == "time" && m.contains("value") && m.at("value").is_number()) time = m.at("value").get<double>();
+        if (m.value("name", "") == "GB/s" && m.contains("value") && m.at("value").is_number()) r.gbs = m.at("value").get<double>();
+        if (m.value("name", "") == "GFLOP/s" && m.contains("value") && m.at("value").is_number()) r.gflops = m.at("value").get<double>();
+      }
+      if (invalidity == "correct" && time) {
+        r.status = "ok";
+        r.time_ms_median = time;
+        set_sample_statistics(r, times.value("runtimes", Json()));
+      } else {
+        r.status = invalidity == "correct" ? "runtime_fault" : std::string(status_named(invalidity, &FailureName::t4));
+        r.error = "T4 invalidity: " + invalidity;
+      }
+      r.compile_s = times.value("compilation", 0.0) / 1e3;
+      r.verify_s = times.value("validation", 0.0) / 1e3;
+      r.benchmark_s = times.value("benchmark", 0.0) / 1e3;
+      timeline.stamp(r, entry, "timestamp");
+      if (entry.contains("cutune")) interchange::measurement_from_json(entry.at("cutune"), r);
+      store.insert_result(r);
+      ++summary.results;
+    }
+  });
+}
+
+void export_t4(Store& store, const Selection& selection, const std::string& path) {
+  const Slice slice = one_slice(store.database(), selection);
+  write_export(path, [&] {
+    Json results = Json::array();
+    for (const auto& r : slice.results) {
+      const bool ok = r.status == "ok" && r.time_ms_median;
+      Json measurements = Json::array();
+      measurements.push_back({{"name", "time"},
+                              {"value", ok ? Json(*r.time_ms_median) : Json(kernel_tuner_failure(r))},
+                              {"unit", "ms"}});
+      if (r.gbs) measurements.push_back({{"name", "GB/s"}, {"value", *r.gbs}, {"unit", "GB/s"}});
+      if (r.gflops) measurements.push_back({{"name", "GFLOP/s"}, {"value", *r.gflops}, {"unit", "GFLOP/s"}});
+      results.push_back({{"timestamp", r.created_at},
+                         {"configuration", config_object(r)},
+                         {"objectives", {"time"}},
+                         {"times",
+                          {{"compilation", r.compile_s * 1e3},
+                           {"benchmark", r.benchmark_s * 1e3},
+                           {"framework", 0},
+                           {"search_algorithm", 0},
+                           {"validation", r.verify_s * 1e3},
+                           {"runtimes", Json::array()}}},
+                         {"invalidity", ok ? std::string("correct") : std::string(name_of_status(r.status, &FailureName::t4))},
+                         {"correctness", r.status == "wrong_result" ? 0 : 1},
+                         {"measurements", measurements},
+                         {"cutune", result_extension(r)}});
+    }
+    return Json{{"schema_version", "1.0.0"}, {"results", results}, {"cutune", extension_of(slice.origin)}};
+  });
+}
+
+}  // namespace cutune::db

@@ -1,0 +1,134 @@
+#pragma once
+// cutune::lookup — what an application links to ask a cutune results database for the best launch
+// configuration of a kernel family on its device and problem, and for a ready-to-load cubin.
+//
+// Depends on SQLite and the C++ standard library only: no CUDA, no NVRTC, no tuner. The caller
+// describes its device (UUID, name, compute capability from the driver API) and its problem
+// (size and element type); the answer says how good the match is, so the application can decide
+// whether to trust it or tune.
+//
+//   cutune::lookup::Database results("/path/cutune.db");   // read-only
+//   auto match = results.find({"scan", {uuid, name, 9, 0}, {n, "int32"}});
+//   match->integer("block"), match->launches, match->level, match->size_distance
+//   auto cubin = results.cubin(query, "sm_90");              // empty + reason when none fits
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#define CUTUNE_LOOKUP_API __attribute__((visibility("default")))
+
+namespace cutune::lookup {
+
+// Where a match comes from, most specific first. Each level is tried only when the one before
+// has no successful result of the requested element type.
+enum class Level : int {
+  exact_device = 1,             // this device's results: by UUID, else by name
+  same_compute_capability = 2,  // results of every device with the same compute capability
+  family_default = 3,           // the config with the best average over all stored devices and sizes
+  builtin_default = 4,          // nothing stored fits: the family's built-in default config
+};
+CUTUNE_LOOKUP_API const char* to_string(Level level);
+
+struct DeviceIdentity {
+  std::string uuid;                // "GPU-…" as the driver reports it; may be empty
+  std::string name;                // "NVIDIA H100 80GB HBM3"; may be empty
+  int cc_major = 0, cc_minor = 0;  // 0.0: unknown, and the compute-capability level is skipped
+};
+
+// A problem's matching keys: its primary size (elements) and element type. Stored problems with
+// the same two keys count as the same problem, whatever else their descriptors hold.
+struct ProblemDescriptor {
+  std::int64_t size = 0;
+  std::string dtype;
+};
+
+struct Query {
+  std::string family;
+  DeviceIdentity device;
+  ProblemDescriptor problem;
+};
+
+struct Parameter {
+  std::string name;
+  std::string value;                    // as stored: a number, or a label such as "lookback"
+  std::optional<std::int64_t> integer;  // set when the value is an integer
+};
+
+struct Launch {
+  std::string kernel;
+  std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
+  unsigned dynamic_shared_bytes = 0;
+};
+
+struct CUTUNE_LOOKUP_API Match {
+  Level level = Level::builtin_default;
+  std::string basis;   // what the level matched, in words: "device GPU-…", "compute capability 9.0", …
+  std::string config;  // canonical "name=value,…"
+  std::vector<Parameter> parameters;
+  // The launches as measured on the matched problem. Block and shared memory carry over to other
+  // sizes; grids usually grow with the size, so recompute them when size_distance > 0. Empty for
+  // the built-in default, which was never measured.
+  std::vector<Launch> launches;
+  std::int64_t matched_size = 0;
+  std::string matched_problem;  // the stored problem key, e.g. "n=1048576,type=int32"
+  double size_distance = 0;     // |ln(requested size) − ln(matched size)|: 0 exact, +inf built-in
+  std::optional<double> time_ms;         // median measured for the launches below
+  std::string device_name, device_uuid;  // the device that measured them
+  std::string template_hash;             // the template version they were measured with
+  std::int64_t result_id = 0;            // the stored result behind the launches; 0 for built-in
+
+  const Parameter* parameter(const std::string& name) const;  // nullptr when absent
+  std::int64_t integer(const std::string& name) const;        // throws Error when absent or not an integer
+};
+
+// A ready-to-load image of a match's config. Empty, with the reason, when none fits the
+// architecture: the application then compiles the template itself (JIT) or reports it.
+struct Cubin {
+  std::vector<unsigned char> image;
+  std::string arch;         // of the image, e.g. "sm_90"
+  bool exact_arch = false;  // false: built for an earlier minor of the same major (binary compatible)
+  std::string reason;       // why there is none, when image is empty
+  std::vector<Launch> launches;
+  std::string nvrtc_version;
+  std::string compile_options;  // JSON array of the options NVRTC saw
+  explicit operator bool() const { return !image.empty(); }
+};
+
+struct CUTUNE_LOOKUP_API Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// "sm_90" for compute capability 9.0.
+CUTUNE_LOOKUP_API std::string arch_of(int cc_major, int cc_minor);
+
+class CUTUNE_LOOKUP_API Database {
+ public:
+  // Opens read-only, so a tuner may write meanwhile. Throws Error when the file cannot be opened,
+  // is no cutune database, or has another schema version than this library reads.
+  explicit Database(const std::string& path);
+  ~Database();
+  Database(const Database&) = delete;  // owns the connection and the cache
+  Database& operator=(const Database&) = delete;
+
+  // The best config for the query, through the fallback levels. Answers are cached per query for
+  // the life of this object (results stored later are not seen; see clear_cache). Thread-safe.
+  // Throws Error for a bad query (empty family or type, size ≤ 0) or a family with neither
+  // stored results nor a built-in default.
+  std::shared_ptr<const Match> find(const Query& query);
+
+  // The stored cubin of find(query)'s config for `arch` ("sm_90"): the exact architecture, else
+  // the newest earlier minor of the same major. Never throws for a missing cubin; see Cubin::reason.
+  Cubin cubin(const Query& query, const std::string& arch);
+
+  void clear_cache();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cutune::lookup

@@ -1,0 +1,25 @@
+/* An application written in C: compiled as C, so the header is checked as C too. */
+#include <stdio.h>
+
+#include "cutune_lookup.h"
+
+/* Describes the best scan config for (uuid, n, int32) in `out`; returns the status of the first failing call. */
+int c_client_describe(const char* path, const char* uuid, int64_t n, char* out, size_t out_size) {
+  cutune_db* db = NULL;
+  cutune_match* match = NULL;
+  cutune_launch launch;
+  int64_t block = 0;
+  cutune_query query = {"scan", uuid, NULL, 0, 0, n, "int32"};
+  cutune_status status = cutune_db_open(path, &db);
+  if (status != CUTUNE_OK) return status;
+  status = cutune_find(db, &query, &match);
+  if (status == CUTUNE_OK) status = cutune_match_integer(match, "block", &block);
+  if (status == CUTUNE_OK) status = cutune_match_launch(match, 0, &launch);
+  if (status == CUTUNE_OK)
+    snprintf(out, out_size, "level=%d %s config=%s block=%lld launches=%zu kernel=%s grid=%u", cutune_match_level(match),
+             cutune_match_level_name(match), cutune_match_config(match), (long long)block,
+             cutune_match_launch_count(match), launch.kernel, launch.grid[0]);
+  cutune_match_free(match);
+  cutune_db_close(db);
+  return status;
+}

@@ -1,0 +1,120 @@
+// The C API: the same answers as the C++ API, failures as statuses with a message, never an exception.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cutune_lookup.h"
+#include "results_fixture.hpp"
+
+using cutune::testing::ResultsBuilder;
+using cutune::testing::TempFolder;
+
+extern "C" int c_client_describe(const char* path, const char* uuid, int64_t n, char* out, size_t out_size);
+
+namespace {
+
+struct OneDevice {
+  TempFolder folder;
+  std::string path = folder.file("results.db");
+  OneDevice() {
+    cutune::db::Store store(path);
+    ResultsBuilder b(store);
+    const auto gpu = b.device("GPU-c", "C GPU", 9, 0);
+    b.result(gpu, "scan", 4096, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.02);
+    b.result(gpu, "scan", 4096, "int32", "algo=lookback,block=256,ept=8,vec=4,pad=1", 0.01);
+    const auto template_id = b.template_of("scan");
+    const auto best = store.best_result(gpu, template_id, b.problem("scan", 4096, "int32"));
+    store.put_cubin({0, "sm_90", template_id, best->problem_id, best->config, {0x7f, 'E', 'L', 'F', 9}, best->launch_json,
+                     "[]", "13.0", ""});
+  }
+};
+
+struct Handles {
+  cutune_db* db = nullptr;
+  cutune_match* match = nullptr;
+  cutune_cubin* cubin = nullptr;
+  ~Handles() {
+    cutune_cubin_free(cubin);
+    cutune_match_free(match);
+    cutune_db_close(db);
+  }
+};
+
+}  // namespace
+
+TEST(LookupC, FromACProgram) {
+  OneDevice fixture;
+  char text[512] = {0};
+  ASSERT_EQ(c_client_describe(fixture.path.c_str(), "GPU-c", 5000, text, sizeof text), CUTUNE_OK) << cutune_last_error();
+  EXPECT_STREQ(text,
+               "level=1 exact_device config=algo=lookback,block=256,ept=8,vec=4,pad=1 block=256 launches=1 "
+               "kernel=scan_lookback grid=2");
+}
+
+TEST(LookupC, EveryAccessor) {
+  OneDevice fixture;
+  Handles h;
+  ASSERT_EQ(cutune_db_open(fixture.path.c_str(), &h.db), CUTUNE_OK) << cutune_last_error();
+  const cutune_query q{"scan", nullptr, "C GPU", 9, 0, 4096, "int32"};
+  ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
+  EXPECT_EQ(cutune_match_level(h.match), CUTUNE_LEVEL_EXACT_DEVICE);
+  EXPECT_STREQ(cutune_match_basis(h.match), "device name C GPU");
+  ASSERT_EQ(cutune_match_parameter_count(h.match), 5u);
+  EXPECT_STREQ(cutune_match_parameter_name(h.match, 0), "algo");
+  EXPECT_STREQ(cutune_match_parameter_value(h.match, 0), "lookback");
+  EXPECT_EQ(cutune_match_parameter_name(h.match, 5), nullptr);
+  int64_t value = 0;
+  EXPECT_EQ(cutune_match_integer(h.match, "ept", &value), CUTUNE_OK);
+  EXPECT_EQ(value, 8);
+  EXPECT_EQ(cutune_match_integer(h.match, "algo", &value), CUTUNE_NOT_FOUND);
+  EXPECT_NE(std::string(cutune_last_error()).find("algo"), std::string::npos);
+  cutune_launch launch;
+  EXPECT_EQ(cutune_match_launch(h.match, 1, &launch), CUTUNE_NOT_FOUND);
+  EXPECT_EQ(cutune_match_matched_size(h.match), 4096);
+  EXPECT_STREQ(cutune_match_matched_problem(h.match), "n=4096,type=int32");
+  EXPECT_DOUBLE_EQ(cutune_match_size_distance(h.match), 0.0);
+  EXPECT_DOUBLE_EQ(cutune_match_time_ms(h.match), 0.01);
+
+  ASSERT_EQ(cutune_find_cubin(h.db, &q, "sm_90", &h.cubin), CUTUNE_OK) << cutune_last_error();
+  size_t bytes = 0;
+  const auto* data = static_cast<const unsigned char*>(cutune_cubin_data(h.cubin, &bytes));
+  ASSERT_EQ(bytes, 5u);
+  EXPECT_EQ(data[4], 9);
+  EXPECT_STREQ(cutune_cubin_arch(h.cubin), "sm_90");
+  cutune_cubin* other = nullptr;
+  EXPECT_EQ(cutune_find_cubin(h.db, &q, "sm_80", &other), CUTUNE_NOT_FOUND);
+  EXPECT_EQ(other, nullptr);
+  EXPECT_NE(std::string(cutune_last_error()).find("sm_80"), std::string::npos) << cutune_last_error();
+}
+
+TEST(LookupC, BuiltinDefaultHasNoTimeAndInfiniteDistance) {
+  OneDevice fixture;
+  Handles h;
+  ASSERT_EQ(cutune_db_open(fixture.path.c_str(), &h.db), CUTUNE_OK);
+  const cutune_query q{"scan", "GPU-c", nullptr, 9, 0, 4096, "int64"};
+  ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
+  EXPECT_EQ(cutune_match_level(h.match), CUTUNE_LEVEL_BUILTIN_DEFAULT);
+  EXPECT_TRUE(std::isnan(cutune_match_time_ms(h.match)));
+  EXPECT_TRUE(std::isinf(cutune_match_size_distance(h.match)));
+  EXPECT_EQ(cutune_match_launch_count(h.match), 0u);
+}
+
+TEST(LookupC, FailuresAreStatusesWithAMessage) {
+  TempFolder folder;
+  cutune_db* db = nullptr;
+  EXPECT_EQ(cutune_db_open(folder.file("missing.db").c_str(), &db), CUTUNE_ERROR);
+  EXPECT_EQ(db, nullptr);
+  EXPECT_NE(std::string(cutune_last_error()).find("missing.db"), std::string::npos) << cutune_last_error();
+  EXPECT_EQ(cutune_db_open(nullptr, &db), CUTUNE_ERROR);
+
+  OneDevice fixture;
+  Handles h;
+  ASSERT_EQ(cutune_db_open(fixture.path.c_str(), &h.db), CUTUNE_OK);
+  EXPECT_STREQ(cutune_last_error(), "");
+  const cutune_query unknown{"nosuch", nullptr, nullptr, 0, 0, 10, "int32"};
+  EXPECT_EQ(cutune_find(h.db, &unknown, &h.match), CUTUNE_ERROR);
+  EXPECT_NE(std::string(cutune_last_error()).find("nosuch"), std::string::npos);
+  const cutune_query no_size{"scan", nullptr, nullptr, 0, 0, 0, "int32"};
+  EXPECT_EQ(cutune_find(h.db, &no_size, &h.match), CUTUNE_ERROR);
+  EXPECT_EQ(cutune_find(h.db, nullptr, &h.match), CUTUNE_ERROR);
+}

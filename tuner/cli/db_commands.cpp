@@ -1,0 +1,244 @@
+#include "db_commands.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "catalog.hpp"
+#include "core/error.hpp"
+#include "interchange.hpp"
+#include "lookup.hpp"
+#include "session.hpp"
+
+namespace cutune {
+namespace {
+
+// The read-only commands need a database that exists; opening one still migrates an old schema.
+db::Store existing_store(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw UsageError("no database at '" + path + "' (run a tuning first, or pass --db)");
+  return db::Store(path);
+}
+
+db::Selection selection_of(const DbArgs& args) { return {args.family, args.device, args.problem}; }
+
+void print_import(const db::ImportSummary& s, const std::string& from, const std::string& into) {
+  std::cout << fmt::format("imported {} results ({} devices, {} problems, {} runs, {} cubins) from {} into {}\n", s.results,
+                           s.devices, s.problems, s.runs, s.cubins, from, into);
+}
+
+int list_devices(db::Store& store) {
+  const auto rows = db::device_summaries(store.database());
+  if (rows.empty()) std::cout << "no devices stored\n";
+  for (const auto& [d, results, ok] : rows)
+    std::cout << fmt::format("{:<44} {:<28} cc {}.{} {:>4} SMs {:>7} copy GB/s {:>7} results ({} ok)\n", d.uuid, d.name,
+                             d.cc_major, d.cc_minor, d.sm_count,
+                             d.copy_bandwidth_gbs ? fmt::format("{:.0f}", *d.copy_bandwidth_gbs) : "-", results, ok);
+  return 0;
+}
+
+int list_families(db::Store& store) {
+  const auto rows = db::family_summaries(store.database());
+  if (rows.empty()) std::cout << "no families stored\n";
+  for (const auto& f : rows)
+    std::cout << fmt::format("{:<22} {} templates, {} problems, {} devices, {} results ({} ok), {} cubins\n", f.family,
+                             f.templates, f.problems, f.devices, f.results, f.ok_results, f.cubins);
+  return 0;
+}
+
+int list_runs(db::Store& store, const DbArgs& args) {
+  const auto rows = db::run_summaries(store.database(), selection_of(args));
+  if (rows.empty()) std::cout << "no runs stored\n";
+  for (const auto& r : rows)
+    std::cout << fmt::format("run {:<5} {:<12} {:<28} {:<20} {} {:<11} {:>6} results  {}\n", r.run.id, r.run.family,
+                             r.device_name, r.run.strategy, r.run.started_at, r.run.status, r.results, r.run.command);
+  return 0;
+}
+
+int print_best(db::Store& store, const DbArgs& args) {
+  db::check_selection(store.database(), selection_of(args));
+  auto rows = store.best(args.family);
+  std::erase_if(rows, [&](const db::BestRow& r) {
+    return !args.device.empty() && r.device_uuid != args.device && r.device_name != args.device;
+  });
+  print_best_table(std::cout, rows);
+  return 0;
+}
+
+// "9.0" → {9, 0}
+std::pair<int, int> compute_capability(const std::string& text) {
+  int major = 0, minor = 0;
+  char dot = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d", &major, &dot, &minor) != 3 || dot != '.' || major <= 0 || minor < 0)
+    throw UsageError("--cc must look like 9.0 (got '" + text + "')");
+  return {major, minor};
+}
+
+std::string dim3_text(const std::array<unsigned, 3>& d) { return fmt::format("({},{},{})", d[0], d[1], d[2]); }
+
+int lookup_config(const std::string& path, const DbArgs& args) {
+  if (args.family.empty()) throw UsageError("db lookup needs --family");
+  if (!args.n || *args.n <= 0) throw UsageError("db lookup needs --n N with N > 0");
+  if (!std::filesystem::exists(path)) throw UsageError("no database at '" + path + "'");
+  const auto [cc_major, cc_minor] = args.cc.empty() ? std::pair{0, 0} : compute_capability(args.cc);
+  const lookup::Query query{args.family, {args.device_uuid, args.device_name, cc_major, cc_minor}, {*args.n, args.type}};
+  lookup::Database results(path);
+  const auto m = results.find(query);
+  std::cout << fmt::format("level      {} ({}): {}\n", static_cast<int>(m->level), lookup::to_string(m->level), m->basis);
+  std::cout << fmt::format("config     {}\n", m->config);
+  if (m->result_id)
+    std::cout << fmt::format("measured   {} on {} ({}), {:.4f} ms; size distance {:.3f}\n", m->matched_problem,
+                             m->device_name, m->device_uuid, *m->time_ms, m->size_distance);
+  for (const auto& l : m->launches)
+    std::cout << fmt::format("launch     {} grid {} block {} shared {} B\n", l.kernel, dim3_text(l.grid), dim3_text(l.block),
+                             l.dynamic_shared_bytes);
+  if (!args.arch.empty()) {
+    const auto cubin = results.cubin(query, args.arch);
+    std::cout << (cubin ? fmt::format("cubin      {} bytes for {}{}\n", cubin.image.size(), cubin.arch,
+                                      cubin.exact_arch ? "" : " (binary compatible)")
+                        : fmt::format("cubin      none: {}\n", cubin.reason));
+  }
+  return 0;
+}
+
+using Action = std::function<int(const std::string& database, const DbArgs& args, const std::string& command_line)>;
+
+// Each subcommand with what it runs. Read-only ones open an existing database; imports create it.
+const std::map<std::string, Action>& actions() {
+  static const std::map<std::string, Action> all{
+      {"devices", [](const std::string& path, const DbArgs&, const std::string&) {
+         auto store = existing_store(path);
+         return list_devices(store);
+       }},
+      {"families", [](const std::string& path, const DbArgs&, const std::string&) {
+         auto store = existing_store(path);
+         return list_families(store);
+       }},
+      {"runs", [](const std::string& path, const DbArgs& args, const std::string&) {
+         auto store = existing_store(path);
+         return list_runs(store, args);
+       }},
+      {"best", [](const std::string& path, const DbArgs& args, const std::string&) {
+         auto store = existing_store(path);
+         return print_best(store, args);
+       }},
+      {"lookup", [](const std::string& path, const DbArgs& args, const std::string&) { return lookup_config(path, args); }},
+      {"export", [](const std::string& path, const DbArgs& args, const std::string&) {
+         auto store = existing_store(path);
+         db::export_json(store, selection_of(args), args.file);
+         std::cout << fmt::format("exported {} to {}\n", path, args.file);
+         return 0;
+       }},
+      {"export-kt", [](const std::string& path, const DbArgs& args, const std::string&) {
+         auto store = existing_store(path);
+         db::export_kernel_tuner(store, selection_of(args), args.file);
+         std::cout << fmt::format("exported a Kernel Tuner cache file to {}\n", args.file);
+         return 0;
+       }},
+      {"export-t4", [](const std::string& path, const DbArgs& args, const std::string&) {
+         auto store = existing_store(path);
+         db::export_t4(store, selection_of(args), args.file);
+         std::cout << fmt::format("exported T4 results to {}\n", args.file);
+         return 0;
+       }},
+      {"import", [](const std::string& path, const DbArgs& args, const std::string&) {
+         db::Store store(path);
+         print_import(db::import_json(store, args.file), args.file, path);
+         return 0;
+       }},
+      {"merge", [](const std::string& path, const DbArgs& args, const std::string&) {
+         db::Store store(path);
+         print_import(db::merge_database(store, args.file), args.file, path);
+         return 0;
+       }},
+      {"import-kt", [](const std::string& path, const DbArgs& args, const std::string& command_line) {
+         db::Store store(path);
+         print_import(db::import_kernel_tuner(store, args.file, {args.family, "", 0, command_line}), args.file, path);
+         return 0;
+       }},
+      {"import-t4", [](const std::string& path, const DbArgs& args, const std::string& command_line) {
+         db::Store store(path);
+         const db::ImportTarget target{args.family, args.device_name, args.problem_size.value_or(0), command_line};
+         print_import(db::import_t4(store, args.file, target), args.file, path);
+         return 0;
+       }},
+  };
+  return all;
+}
+
+}  // namespace
+
+CLI::App* add_db_commands(CLI::App& app, DbArgs& args) {
+  CLI::App* db = app.add_subcommand("db", "inspect the results database, look up configs, import, export and merge");
+  db->require_subcommand(1);
+  const auto command = [&](const char* name, const char* help) {
+    CLI::App* sub = db->add_subcommand(name, help);
+    sub->fallthrough();  // --db and the other top-level options may follow the subcommand
+    return sub;
+  };
+  const auto file = [&](CLI::App* sub, const char* help) { sub->add_option("file", args.file, help)->required(); };
+  const auto family = [&](CLI::App* sub) { sub->add_option("--family,-k", args.family, "kernel family"); };
+  const auto device = [&](CLI::App* sub) { sub->add_option("--device,-d", args.device, "a device's uuid or name"); };
+  const auto problem = [&](CLI::App* sub) { sub->add_option("--problem", args.problem, "a problem key, e.g. n=1048576,type=int32"); };
+  db->fallthrough();
+
+  command("devices", "the stored devices, with their result counts");
+  command("families", "the stored kernel families, with their counts");
+  CLI::App* runs = command("runs", "the tuning runs and imports, newest first");
+  family(runs);
+  device(runs);
+  CLI::App* best = command("best", "the best stored config per device and problem");
+  family(best);
+  device(best);
+
+  CLI::App* lookup = command("lookup", "what an application linking cutune::lookup would get");
+  family(lookup);
+  lookup->add_option("--n", args.n, "problem size (elements)");
+  lookup->add_option("--type", args.type, "element type (default int32)");
+  lookup->add_option("--device-uuid", args.device_uuid, "the device's uuid");
+  lookup->add_option("--device-name", args.device_name, "the device's name");
+  lookup->add_option("--cc", args.cc, "compute capability, e.g. 9.0");
+  lookup->add_option("--arch", args.arch, "also look for a cubin for this architecture, e.g. sm_90");
+
+  for (const auto& [name, help] : std::vector<std::pair<const char*, const char*>>{
+           {"export", "write the database, or part of it, as cutune JSON (.json or .json.gz)"},
+           {"export-kt", "write one device's results for one problem as a Kernel Tuner cache file"},
+           {"export-t4", "write one device's results for one problem as a T4 results file"}}) {
+    CLI::App* sub = command(name, help);
+    file(sub, "the file to write");
+    family(sub);
+    device(sub);
+    if (name != std::string("export")) problem(sub);
+  }
+  file(command("import", "read a cutune JSON export into the database"), "the file to read");
+  file(command("merge", "read another cutune database into this one (duplicates collapse, the newer wins)"),
+       "the other database");
+  CLI::App* import_kt = command("import-kt", "read a Kernel Tuner cache file (.json or .json.gz)");
+  file(import_kt, "the file to read");
+  import_kt->add_option("--family,-k", args.family, "store under this family instead of the file's kernel_name");
+  CLI::App* import_t4 = command("import-t4", "read a T4 results file");
+  file(import_t4, "the file to read");
+  import_t4->add_option("--family,-k", args.family, "the kernel family (needed unless the file came from cutune)");
+  import_t4->add_option("--device-name", args.device_name, "the device (needed unless the file came from cutune)");
+  import_t4->add_option("--problem-size", args.problem_size, "the problem size, when the file does not say");
+  return db;
+}
+
+int run_db_command(const CLI::App& db_command, const DbArgs& args, const std::optional<std::string>& database,
+                   const std::string& command_line) {
+  const std::string path = database.value_or(db::default_database_path());
+  const std::string name = db_command.get_subcommands().at(0)->get_name();
+  try {
+    return actions().at(name)(path, args, command_line);
+  } catch (const db::InterchangeError& e) {
+    throw UsageError(e.what());
+  } catch (const lookup::Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+}  // namespace cutune
