@@ -87,10 +87,11 @@ Outcome run_config(Device& device, const Family& family, const Problem& problem,
 }
 
 std::string bench_git_commit() {
-  std::string commit = "unknown";
-  if (FILE* pipe = popen("git rev-parse --short HEAD 2>/dev/null", "r")) {
-    char text[64] = {};
-    if (fgets(text, sizeof text, pipe)) commit = std::string(text, strcspn(text, "\n"));
+  std::string commit = CUTUNE_GIT_COMMIT;
+  // A tree edited since configuring says so.
+  if (FILE* pipe = popen("git status --porcelain --untracked-files=no 2>/dev/null", "r")) {
+    char text[8] = {};
+    if (fgets(text, sizeof text, pipe) && text[0]) commit += "+dirty";
     pclose(pipe);
   }
   return commit;

@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
       const HostBuffers expected = scan.reference(problem, inputs);
       if (std::memcmp(cub_out.data(), expected.at("tooffsets").data(), (n + 1) * 8) != 0) throw Error("CUB's scan disagrees with the reference");
 
+      store.add_baseline({store.upsert_device(device.fingerprint()), "scan", problem.key, "cub::DeviceScan::InclusiveSum",
+                          cub_time.median_ms, ours.measurement->median_ms, stored->config, "", bench::bench_git_commit()});
       const double bytes = scan.work(problem).bytes;
       const Measurement copy = bench::time_copy(static_cast<std::size_t>(bytes / 2), stream, options, l2);
       const double ours_ms = ours.measurement->median_ms;

@@ -83,6 +83,15 @@ struct CubinRecord {
   std::string created_at;
 };
 
+// One bench/ measurement: a library doing the family's job on this device, and cutune's best
+// stored config for the same problem, timed in the same run.
+struct BaselineRecord {
+  std::int64_t device_id = 0;
+  std::string family, problem_key, library;
+  double library_ms = 0, cutune_ms = 0;
+  std::string cutune_config, measured_at, commit;
+};
+
 // The best "ok" result per (device, family, problem), with the names that make it readable.
 struct BestRow {
   std::string device_name, device_uuid, family, problem_key, config, launch_json;

@@ -125,8 +125,26 @@ CREATE TRIGGER results_deleted AFTER DELETE ON results
   BEGIN UPDATE meta SET value = value + 1 WHERE key = 'results_version'; END;
 )sql";
 
+// Version 2 → 3. What bench/ measured against a library doing the same job (CUB, cuBLAS, a copy)
+// on the same GPU in the same run, so that reports can show it next to the tuning results.
+constexpr const char* kSchemaV2ToV3 = R"sql(
+CREATE TABLE baselines (
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  family TEXT NOT NULL,
+  problem_key TEXT NOT NULL,
+  library TEXT NOT NULL,
+  library_ms REAL NOT NULL,
+  cutune_ms REAL NOT NULL,
+  cutune_config TEXT NOT NULL,
+  measured_at TEXT NOT NULL,
+  commit_id TEXT NOT NULL
+);
+CREATE INDEX baselines_by_family ON baselines (device_id, family, problem_key);
+)sql";
+
 // steps[v] takes a database from version v to v + 1.
-constexpr const char* kSteps[] = {kSchemaV1, kSchemaV1ToV2};
+constexpr const char* kSteps[] = {kSchemaV1, kSchemaV1ToV2, kSchemaV2ToV3};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace

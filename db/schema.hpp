@@ -12,7 +12,8 @@ namespace cutune::db {
 // 1: devices, templates, problems, runs, results.
 // 2: cubins (ready-to-launch best configs per architecture), precomputed family defaults, and the
 //    indexes lookups need.
-inline constexpr int kSchemaVersion = 2;
+// 3: baselines (bench/ results against libraries, shown in reports).
+inline constexpr int kSchemaVersion = 3;
 
 // The version 1 DDL exactly as cutune 0.1 created it; kept so that tests can build an old
 // database and check that opening it migrates it.

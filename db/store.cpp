@@ -301,4 +301,15 @@ std::vector<BestRow> Store::best(const std::string& family, const std::string& d
   return rows;
 }
 
+void Store::add_baseline(const BaselineRecord& b) {
+  db_.prepare(R"sql(
+    INSERT INTO baselines (device_id, family, problem_key, library, library_ms, cutune_ms, cutune_config, measured_at,
+                           commit_id)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql")
+      .bind(1, b.device_id).bind(2, b.family).bind(3, b.problem_key).bind(4, b.library).bind(5, b.library_ms)
+      .bind(6, b.cutune_ms).bind(7, b.cutune_config).bind(8, b.measured_at.empty() ? utc_now() : b.measured_at)
+      .bind(9, b.commit)
+      .run();
+}
+
 }  // namespace cutune::db

@@ -70,6 +70,8 @@ class Store {
   // for after a tuning run or an import. Until then lookups score the results themselves.
   void refresh_family_defaults();
 
+  void add_baseline(const BaselineRecord& baseline);
+
   sql::Database& database() { return db_; }
 
  private:

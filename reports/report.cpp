@@ -68,6 +68,27 @@ std::string first_lines(const std::string& text) {
   return text.size() <= kMessageLimit ? text : text.substr(0, kMessageLimit) + "\n… (truncated)";
 }
 
+// The latest bench measurement per (problem, library); none in databases older than schema 3.
+json baselines_json(sql::Database& db, const Selection& sel) {
+  json list = json::array();
+  auto exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'baselines'");
+  if (!exists.step()) return list;
+  auto s = db.prepare(R"sql(
+    SELECT problem_key, library, library_ms, cutune_ms, cutune_config, measured_at, commit_id FROM baselines b
+    WHERE device_id = ?1 AND family = ?2 AND id = (SELECT MAX(id) FROM baselines
+      WHERE device_id = b.device_id AND family = b.family AND problem_key = b.problem_key AND library = b.library)
+    ORDER BY problem_key, library)sql");
+  s.bind(1, sel.device_id).bind(2, sel.family);
+  while (s.step())
+    list.push_back({{"problem", s.column_text(0)},
+                    {"library", s.column_text(1)},
+                    {"library_ms", s.column_double(2)},
+                    {"cutune_ms", s.column_double(3)},
+                    {"cutune_config", s.column_text(4)},
+                    {"measured_at", s.column_text(5) + " @" + s.column_text(6)}});
+  return list;
+}
+
 }  // namespace
 
 std::vector<Selection> all_selections(sql::Database& db) {
@@ -185,7 +206,7 @@ json collect(sql::Database& db, const Selection& sel) {
                      {"gbs", col_gbs},       {"gflops", col_gflops},   {"copy", col_copy},     {"elapsed", col_elapsed},
                      {"run", col_run},       {"cost", col_cost}};
   data["failures"] = failure_list;
-  data["baselines"] = json::array();
+  data["baselines"] = baselines_json(db, sel);
   return data;
 }
 
