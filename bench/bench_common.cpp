@@ -1,7 +1,12 @@
 #include "bench_common.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include <fmt/format.h>
 
 #include "compile.hpp"
 
@@ -15,6 +20,21 @@ MeasureOptions bench_measure_options() {
   o.max_sample_seconds = 2.0;
   o.target_relative_error = 0.002;
   return o;
+}
+
+BenchArgs parse_bench_args(int argc, char** argv) {
+  BenchArgs args{db::default_database_path(), 0};
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (!std::strcmp(argv[i], "--db")) args.db_path = argv[i + 1];
+    if (!std::strcmp(argv[i], "--device")) args.device = std::atoi(argv[i + 1]);
+  }
+  return args;
+}
+
+DeviceBytes::DeviceBytes(std::size_t bytes) : bytes_(bytes) { CUTUNE_CUDART(cudaMalloc(&pointer_, std::max<std::size_t>(bytes, 1))); }
+
+DeviceBytes::DeviceBytes(const std::vector<std::byte>& host) : DeviceBytes(host.size()) {
+  CUTUNE_CUDART(cudaMemcpy(pointer_, host.data(), host.size(), cudaMemcpyHostToDevice));
 }
 
 Measurement time_baseline(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
@@ -73,6 +93,54 @@ std::optional<StoredBest> best_stored_config(db::Store& store, const std::string
   return best;
 }
 
+namespace {
+// A problem key without its n=… item: what must match for a config to carry over between sizes.
+std::string key_without_n(const std::string& key) {
+  std::string rest;
+  std::size_t start = 0;
+  while (start <= key.size()) {
+    const std::size_t end = std::min(key.find(',', start), key.size());
+    const std::string item = key.substr(start, end - start);
+    if (item.rfind("n=", 0) != 0) rest += (rest.empty() ? "" : ",") + item;
+    start = end + 1;
+  }
+  return rest;
+}
+}  // namespace
+
+std::optional<StoredBest> best_stored_config_for(db::Store& store, const Family& family, const std::string& device_uuid,
+                                                 const Problem& problem) {
+  std::optional<StoredBest> best;
+  double best_distance = 0;
+  for (const auto& row : store.best(family.name(), device_uuid)) {
+    if (row.problem_key == problem.key) return StoredBest{row.config, row.problem_key};
+    if (key_without_n(row.problem_key) != key_without_n(problem.key) || row.problem_size <= 0) continue;
+    const double distance =
+        std::fabs(std::log(static_cast<double>(row.problem_size)) - std::log(static_cast<double>(problem.size)));
+    if (!best || distance < best_distance) {
+      best = StoredBest{row.config, row.problem_key};
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+HostBuffers generate_inputs(const Family& family, const Problem& problem, std::uint64_t seed) {
+  HostBuffers inputs;
+  for (const auto& spec : family.buffers(problem))
+    if (spec.role == BufferRole::input) inputs.at(spec.name).resize(static_cast<std::size_t>(spec.bytes));
+  family.generate_inputs(problem, seed, inputs);
+  return inputs;
+}
+
+Verdict check_baseline(const Family& family, const Problem& problem, const HostBuffers& inputs,
+                       const std::string& output_name, const void* device_output, std::size_t bytes) {
+  HostBuffers actual;
+  actual.at(output_name).resize(bytes);
+  CUTUNE_CUDART(cudaMemcpy(actual.at(output_name).data(), device_output, bytes, cudaMemcpyDeviceToHost));
+  return family.compare(problem, family.reference(problem, inputs), actual);
+}
+
 Outcome run_config(Device& device, const Family& family, const Problem& problem, const std::string& config_key,
                    const MeasureOptions& options) {
   const Space space = family.space(device.limits());
@@ -82,8 +150,45 @@ Outcome run_config(Device& device, const Family& family, const Problem& problem,
   const CompileCache cache(CompileCache::default_folder());
   const Compiled compiled = cache.compile_one({family.template_file(), family.source(), definitions, device.limits().arch()});
   GpuEvaluator evaluator(device, family, options);
-  evaluator.set_problem(problem, 0x5eedULL);
+  evaluator.set_problem(problem, kInputSeed);
   return evaluator.evaluate(space, config, compiled);
+}
+
+BenchContext::BenchContext(const BenchArgs& args) : device_(args.device), store_(args.db_path) {
+  CUTUNE_CUDART(cudaSetDevice(args.device));
+  CUTUNE_CUDART(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+void BenchContext::print_title(const std::string& title) const {
+  std::cout << fmt::format("# {} — {} ({}), commit {}\n", title, device_.fingerprint().name, device_.fingerprint().uuid,
+                           bench_git_commit());
+}
+
+std::optional<BenchContext::Tuned> BenchContext::measure_best(const Family& family, const Problem& problem) {
+  const auto stored = best_stored_config_for(store_, family, device_.fingerprint().uuid, problem);
+  if (!stored) return std::nullopt;
+  const Outcome outcome = run_config(device_, family, problem, stored->config, options_);
+  if (outcome.status != Status::ok) throw Error(stored->config + " failed in the bench: " + outcome.error);
+  const std::string label = stored->config + (stored->tuned_on == problem.key ? "" : " (tuned on " + stored->tuned_on + ")");
+  return Tuned{stored->config, label, outcome.measurement->median_ms};
+}
+
+Measurement BenchContext::time(const std::function<void(cudaStream_t)>& launch) const {
+  return time_baseline(launch, stream_, options_, static_cast<std::size_t>(device_.limits().l2_bytes));
+}
+
+Measurement BenchContext::time_copy_moving(double bytes) const {
+  return time_copy(static_cast<std::size_t>(bytes / 2), stream_, options_, static_cast<std::size_t>(device_.limits().l2_bytes));
+}
+
+int bench_main(const char* program, const std::function<void()>& body) {
+  try {
+    body();
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return 1;
+  }
 }
 
 std::string bench_git_commit() {

@@ -2,7 +2,9 @@
 // Output comparison shared by all families: exact for integers, relative tolerance for floats.
 // A mismatch names the buffer, the first bad index, and the expected and actual values.
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 
@@ -36,6 +38,19 @@ Verdict compare_close(const std::string& buffer, std::span<const T> expected, st
               static_cast<std::int64_t>(i)};
   }
   return {};
+}
+
+// The error to allow in a floating-point sum of `values` whose order of additions is unknown
+// (per-thread runs, shared-memory trees, atomics in any order): unit roundoff · log2(n) · ‖values‖₂.
+// Rounding errors of a sum of mean-zero data grow like its partial sums, which grow like the
+// root of the sum of squares, and log2(n) stands for the depth of the addition tree. It stays
+// below one eighth for n ≤ 2^27 fill_dyadic values (data.hpp), so one lost element still fails.
+template <class T>
+double sum_tolerance(std::span<const T> values) {
+  long double squares = 0;
+  for (const T v : values) squares += static_cast<long double>(v) * static_cast<long double>(v);
+  const double depth = std::max(1.0, std::log2(static_cast<double>(values.size())));
+  return std::numeric_limits<T>::epsilon() / 2 * depth * std::sqrt(static_cast<double>(squares));
 }
 
 }  // namespace cutune

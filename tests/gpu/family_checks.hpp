@@ -81,6 +81,16 @@ inline void expect_all_verified(const std::vector<db::ResultRecord>& rows) {
   }
 }
 
+// Tunes the whole space of `family` on `problems` into a throw-away database: one row per config
+// and problem, every one verified.
+inline void expect_whole_space_verified(const Family& family, const std::vector<Problem>& problems) {
+  TempDb t;
+  db::Store store(t.path);
+  const auto rows = tune(family, store, quick_session(problems));
+  EXPECT_EQ(rows.size(), family.space(device().limits()).enumerate().size() * problems.size());
+  expect_all_verified(rows);
+}
+
 // A registered family with its template edited (the first occurrence of `from` becomes `to`)
 // and, with `only`, its space narrowed to configs whose key contains `only`. Everything else
 // forwards to the registered family of the same name, which is also what the GPU worker uses.

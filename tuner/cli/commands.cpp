@@ -125,32 +125,35 @@ int compile_only(const TuneArgs& args) {
   const CompileCache cache(folder.string());
   const std::string source = family.source();
   int failures = 0;
-  std::set<std::string> types;
-  for (const auto& p : problems) types.insert(p.dtype);
+  // One compile per distinct set of problem definitions (element type, operator, …), not per size.
+  std::set<std::vector<std::string>> compiled;
   for (const auto& problem : problems) {
-    if (!types.erase(problem.dtype)) continue;  // one compile per element type, not per size
+    const auto definitions = family.problem_definitions(problem);
+    if (!compiled.insert(definitions).second) continue;
     std::vector<CompileRequest> requests;
     for (const auto& config : configs) {
       auto options = config_definitions(space, config);
-      for (auto& d : family.problem_definitions(problem)) options.push_back(d);
+      for (const auto& d : definitions) options.push_back(d);
       requests.push_back({family.template_file(), source, std::move(options), limits.arch()});
     }
     const auto started = std::chrono::steady_clock::now();
     const auto results = cache.compile_all(requests, args.jobs.value_or(default_jobs()));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    int compiled = 0, failed = 0;
+    int ok = 0, failed = 0;
     for (std::size_t i = 0; i < results.size(); ++i) {
       if (results[i].ok) {
-        ++compiled;
+        ++ok;
         continue;
       }
       ++failed;
       std::cerr << fmt::format("FAILED {}:\n{}\n", space.key(configs[i]), results[i].log);
     }
     failures += failed;
-    std::cout << fmt::format("{} {} {}: {} raw configs, {} rejected by constraints, {} compiled, {} failed ({:.1f} s)\n",
-                             family.name(), limits.arch(), problem.dtype, raw, raw - static_cast<std::int64_t>(configs.size()),
-                             compiled, failed, seconds);
+    std::string described;
+    for (const auto& d : definitions) described += (described.empty() ? "" : " ") + d;
+    std::cout << fmt::format("{} {} {} ({}): {} raw configs, {} rejected by constraints, {} compiled, {} failed ({:.1f} s)\n",
+                             family.name(), limits.arch(), problem.dtype, described, raw,
+                             raw - static_cast<std::int64_t>(configs.size()), ok, failed, seconds);
   }
   std::error_code ec;
   std::filesystem::remove_all(folder, ec);
