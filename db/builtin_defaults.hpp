@@ -21,6 +21,13 @@ inline constexpr BuiltinDefault kBuiltinDefaults[] = {
     // in 256 threads, 16-byte loads for int32, staging padded against bank conflicts. About 17 KiB
     // of shared memory per block, so it is legal on every architecture the tuner supports.
     {"scan", "algo=lookback,block=256,ept=8,vec=4,pad=1"},
+    // One pass with a last-block finish (no second launch, no float atomics' nondeterminism),
+    // 16-byte loads, shuffle finish.
+    {"reduce", "block=256,ept=16,vec=4,finish=shuffle,fold=1,pad=0,pass=lastblock"},
+    // 16-byte accesses, four per thread: near the copy ceiling on every recent GPU.
+    {"copy", "block=256,ept=4,vec=4"},
+    // A warp per window coalesces for any k; no staging needed.
+    {"resample", "map=warp,block=256,wpt=1,stage=0,vec=1,pad=0"},
 };
 
 inline const BuiltinDefault* builtin_default(std::string_view family) {
