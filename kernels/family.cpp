@@ -29,11 +29,17 @@ std::vector<std::string> config_definitions(const Space& space, const Config& co
 }
 
 std::unique_ptr<Family> make_scan_family();
+std::unique_ptr<Family> make_powersum_family();
+std::unique_ptr<Family> make_avgmatvec_family();
+std::unique_ptr<Family> make_matmul_family();
 
 const std::vector<std::unique_ptr<Family>>& families() {
   static const std::vector<std::unique_ptr<Family>> all = [] {
     std::vector<std::unique_ptr<Family>> list;
     list.push_back(make_scan_family());
+    list.push_back(make_powersum_family());
+    list.push_back(make_avgmatvec_family());
+    list.push_back(make_matmul_family());
     return list;
   }();
   return all;
