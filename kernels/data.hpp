@@ -25,16 +25,22 @@ class RandomStream {
   std::uint64_t state_;
 };
 
-// Fills `out` with values uniform in [lo, hi). With 0 < lo < hi every value is non-zero.
+// Fills `out` with values uniform in [lo, hi), drawing from `random` (so consecutive calls
+// continue one stream). With 0 < lo < hi every value is non-zero.
 template <class T>
-void fill_uniform(std::span<T> out, double lo, double hi, std::uint64_t seed) {
-  RandomStream random(seed);
+void fill_uniform(std::span<T> out, double lo, double hi, RandomStream& random) {
   const double scale = (hi - lo) * 0x1p-32;
   for (std::size_t i = 0; i < out.size(); i += 2) {
     const std::uint64_t bits = random.next();
     out[i] = static_cast<T>(lo + scale * static_cast<double>(bits >> 32));
     if (i + 1 < out.size()) out[i + 1] = static_cast<T>(lo + scale * static_cast<double>(bits & 0xffffffffu));
   }
+}
+
+template <class T>
+void fill_uniform(std::span<T> out, double lo, double hi, std::uint64_t seed) {
+  RandomStream random(seed);
+  fill_uniform(out, lo, hi, random);
 }
 
 }  // namespace cutune

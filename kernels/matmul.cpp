@@ -117,7 +117,11 @@ std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) cons
   const std::int64_t tile = c["tile"];
   const Dim3 grid{static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>((m + tile - 1) / tile)};
   const Dim3 block{static_cast<unsigned>(threads(tile, c["ept"]))};
-  return {KernelLaunch{c["algo"] == regtile ? "matmul_regtile" : "matmul_guide", grid, block, 0,
+  // Rows of A and B start 16-byte aligned only when k and n are multiples of 4; otherwise the
+  // scalar-load kernel of the same config runs.
+  const bool aligned_rows = k % 4 == 0 && n % 4 == 0;
+  const std::string kernel = std::string(c["algo"] == regtile ? "matmul_regtile" : "matmul_guide") + (aligned_rows ? "" : "_scalar");
+  return {KernelLaunch{kernel, grid, block, 0,
                        {BufferArg{"a"}, BufferArg{"b"}, BufferArg{"c"}, static_cast<std::int32_t>(m),
                         static_cast<std::int32_t>(n), static_cast<std::int32_t>(k)}}};
 }

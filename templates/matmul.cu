@@ -18,8 +18,11 @@
 //   CUTUNE_MINBLOCKS  regtile: blocks per SM promised to the compiler (__launch_bounds__); 2 caps a
 //                128 x 128 x 8 block at 128 registers a thread, trading a few spills for occupancy
 //   CUTUNE_VEC   widest global load, in floats (1 or 4). A thread loads W = min(VEC, its share
-//                of a tile) floats at once; when k or n is not a multiple of 4, rows are not
-//                16-byte aligned and every load is scalar.
+//                of a tile) floats at once.
+//
+// Each algorithm comes as two kernels: NAME loads W floats at once and needs k and n to be
+// multiples of 4 (16-byte aligned rows); NAME_scalar loads one at a time, for any sizes. The
+// plan picks one; as separate kernels, the vector one does not pay the scalar path's registers.
 
 #define TILE CUTUNE_TILE
 #define RT CUTUNE_EPT
@@ -150,18 +153,26 @@ __device__ __forceinline__ void guide_gemm(const float* __restrict__ A, const fl
     for (int c = 0; c < RT; ++c) store_scalar(C, m, n, row0 + ty + r * TX, col0 + tx + c * TX, acc[r][c]);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-matmul_guide(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n, int k) {
+template <int W>
+__device__ __forceinline__ void guide_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                                             int m, int n, int k) {
   __shared__ float As[TILE][TILE + SPAD];
 #if CUTUNE_ALGO == 1
   __shared__ float Bs[TILE][TILE + SPAD];
 #else
   float (*Bs)[TILE + SPAD] = nullptr;
 #endif
-  if (LOAD_W > 1 && k % 4 == 0 && n % 4 == 0)
-    guide_gemm<LOAD_W>(A, B, C, m, n, k, As, Bs);
-  else
-    guide_gemm<1>(A, B, C, m, n, k, As, Bs);
+  guide_gemm<W>(A, B, C, m, n, k, As, Bs);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+matmul_guide(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n, int k) {
+  guide_kernel<LOAD_W>(A, B, C, m, n, k);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+matmul_guide_scalar(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n, int k) {
+  guide_kernel<1>(A, B, C, m, n, k);
 }
 
 #else
@@ -247,13 +258,21 @@ __device__ __forceinline__ void regtile_gemm(const float* __restrict__ A, const 
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, CUTUNE_MINBLOCKS)
-matmul_regtile(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n, int k) {
+template <int W>
+__device__ __forceinline__ void regtile_kernel(const float* __restrict__ A, const float* __restrict__ B,
+                                               float* __restrict__ C, int m, int n, int k) {
   __shared__ __align__(16) float As[2][BK][SROW];
   __shared__ __align__(16) float Bs[2][BK][SROW];
-  if (FETCH_W > 1 && k % 4 == 0 && n % 4 == 0)
-    regtile_gemm<FETCH_W>(A, B, C, m, n, k, As, Bs);
-  else
-    regtile_gemm<1>(A, B, C, m, n, k, As, Bs);
+  regtile_gemm<W>(A, B, C, m, n, k, As, Bs);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, CUTUNE_MINBLOCKS)
+matmul_regtile(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n, int k) {
+  regtile_kernel<FETCH_W>(A, B, C, m, n, k);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, CUTUNE_MINBLOCKS)
+matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n, int k) {
+  regtile_kernel<1>(A, B, C, m, n, k);
 }
 #endif
