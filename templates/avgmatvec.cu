@@ -115,20 +115,21 @@ avg_rows(const float* __restrict__ v, int sets, int m, int l, float* __restrict_
 
 // y (L x N) = A (L x L) times avg^T (avg is N x L): both operands run along p contiguously.
 // A fixed, untuned tiling: 64 x 64 tiles of y, 16 deep, 256 threads with 4 x 4 results each; the
-// tiles of A and avg are stored transposed so that a thread reads its 4 rows (columns) as float4.
+// tiles of A and avg are stored transposed so that a thread reads its 4 rows (columns) as float4,
+// and the next tiles are fetched into registers while the current ones are used.
 #define MV_TILE 64
 #define MV_DEPTH 16
 #define MV_THREADS 256
 #define MV_ROW (MV_TILE + 4)  // +4: conflict-light transposed stores, rows stay 16-byte aligned
 
-// Tile rows r0.. of a row-major matrix with `cols` columns, depth d0..: one float4 (or four
-// scalars) per thread, zero outside the matrix, stored transposed into tile[d][r].
-__device__ __forceinline__ void stage_transposed(const float* __restrict__ g, int rows, int cols, int r0, int d0,
-                                                 bool vector_ok, float (*tile)[MV_ROW]) {
-  const int r = threadIdx.x / (MV_DEPTH / 4), d = threadIdx.x % (MV_DEPTH / 4) * 4;
-  const int gr = r0 + r, gd = d0 + d;
-  float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  if (gr < rows) {
+// One thread's part of a tile: rows r0.. and depth d0.. of a row-major matrix with `cols`
+// columns, four consecutive floats (zero outside the matrix).
+struct TileQuad {
+  float x[4];
+  __device__ __forceinline__ void fetch(const float* __restrict__ g, int rows, int cols, int r0, int d0, bool vector_ok) {
+    const int gr = r0 + threadIdx.x / (MV_DEPTH / 4), gd = d0 + threadIdx.x % (MV_DEPTH / 4) * 4;
+    x[0] = x[1] = x[2] = x[3] = 0.0f;
+    if (gr >= rows) return;
     const float* src = g + (long long)gr * cols + gd;
     if (vector_ok && gd < cols) {  // cols % 4 == 0: all four are inside
       const float4 q = *reinterpret_cast<const float4*>(src);
@@ -139,31 +140,50 @@ __device__ __forceinline__ void stage_transposed(const float* __restrict__ g, in
         if (gd + i < cols) x[i] = src[i];
     }
   }
+  // Stored transposed: tile[depth][row].
+  __device__ __forceinline__ void put(float (*tile)[MV_ROW]) const {
+    const int r = threadIdx.x / (MV_DEPTH / 4), d = threadIdx.x % (MV_DEPTH / 4) * 4;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) tile[d + i][r] = x[i];
-}
+    for (int i = 0; i < 4; ++i) tile[d + i][r] = x[i];
+  }
+};
 
 extern "C" __global__ void __launch_bounds__(MV_THREADS)
 matvec_tiles(const float* __restrict__ a, const float* __restrict__ avg, int sets, int l, float* __restrict__ y) {
-  __shared__ __align__(16) float a_tile[MV_DEPTH][MV_ROW];    // a_tile[p][row of y]
-  __shared__ __align__(16) float avg_tile[MV_DEPTH][MV_ROW];  // avg_tile[p][set]
+  __shared__ __align__(16) float a_tile[2][MV_DEPTH][MV_ROW];    // a_tile[.][p][row of y]
+  __shared__ __align__(16) float avg_tile[2][MV_DEPTH][MV_ROW];  // avg_tile[.][p][set]
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int row0 = blockIdx.y * MV_TILE, set0 = blockIdx.x * MV_TILE;
   const bool vector_ok = l % 4 == 0;
   float acc[4][4] = {};
-  for (int p0 = 0; p0 < l; p0 += MV_DEPTH) {
-    stage_transposed(a, l, l, row0, p0, vector_ok, a_tile);
-    stage_transposed(avg, sets, l, set0, p0, vector_ok, avg_tile);
-    __syncthreads();
+  TileQuad next_a, next_avg;
+  next_a.fetch(a, l, l, row0, 0, vector_ok);
+  next_avg.fetch(avg, sets, l, set0, 0, vector_ok);
+  next_a.put(a_tile[0]);
+  next_avg.put(avg_tile[0]);
+  __syncthreads();
+  const int steps = (l + MV_DEPTH - 1) / MV_DEPTH;
+  for (int step = 0; step < steps; ++step) {
+    const int current = step & 1;
+    // One barrier per step: a buffer is rewritten only after every thread has passed the
+    // barrier that ends the step reading it.
+    if (step + 1 < steps) {
+      next_a.fetch(a, l, l, row0, (step + 1) * MV_DEPTH, vector_ok);
+      next_avg.fetch(avg, sets, l, set0, (step + 1) * MV_DEPTH, vector_ok);
+    }
 #pragma unroll
     for (int p = 0; p < MV_DEPTH; ++p) {
-      const float4 av = *reinterpret_cast<const float4*>(&a_tile[p][ty * 4]);
-      const float4 sv = *reinterpret_cast<const float4*>(&avg_tile[p][tx * 4]);
+      const float4 av = *reinterpret_cast<const float4*>(&a_tile[current][p][ty * 4]);
+      const float4 sv = *reinterpret_cast<const float4*>(&avg_tile[current][p][tx * 4]);
       const float ar[4] = {av.x, av.y, av.z, av.w}, sr[4] = {sv.x, sv.y, sv.z, sv.w};
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] += ar[i] * sr[j];
+    }
+    if (step + 1 < steps) {
+      next_a.put(a_tile[current ^ 1]);
+      next_avg.put(avg_tile[current ^ 1]);
     }
     __syncthreads();
   }
