@@ -12,6 +12,9 @@
 
 namespace cutune::bench {
 
+namespace {
+}  // namespace
+
 MeasureOptions bench_measure_options() {
   MeasureOptions o;
   o.warmup_runs = 3;
@@ -200,6 +203,64 @@ std::string bench_git_commit() {
     pclose(pipe);
   }
   return commit;
+}
+
+BenchArgs parse_bench_args(int argc, char** argv) {
+  BenchArgs args{db::default_database_path(), 0};
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (!std::strcmp(argv[i], "--db")) args.db_path = argv[i + 1];
+    if (!std::strcmp(argv[i], "--device")) args.device = std::atoi(argv[i + 1]);
+  }
+  return args;
+}
+
+BenchSession::BenchSession(const BenchArgs& args) : device(args.device), store(args.db_path) {
+  CUTUNE_CUDART(cudaSetDevice(args.device));
+  CUTUNE_CUDART(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  l2_bytes = static_cast<std::size_t>(device.limits().l2_bytes);
+}
+
+BenchSession::~BenchSession() { cudaStreamDestroy(stream); }
+
+std::string BenchSession::heading(const std::string& title) const {
+  return "# " + title + " — " + device.fingerprint().name + " (" + device.fingerprint().uuid + "), commit " +
+         bench_git_commit() + "\n";
+}
+
+StoredRun run_best_stored(BenchSession& session, const Family& family, const Problem& problem) {
+  const auto stored = best_stored_config(session.store, family.name(), session.device.fingerprint().uuid, problem.dtype, problem.size);
+  if (!stored)
+    throw Error("no stored " + family.name() + " results for this device: run tune --kernel " + family.name() +
+                " --device N first");
+  const Outcome outcome = run_config(session.device, family, problem, stored->config, session.options);
+  if (outcome.status != Status::ok) throw Error(stored->config + " failed in the bench: " + outcome.error);
+  return {stored->config + (stored->tuned_on == problem.key ? "" : " (tuned on " + stored->tuned_on + ")"), *outcome.measurement};
+}
+
+HostBuffers bench_inputs(const Family& family, const Problem& problem) {
+  HostBuffers inputs;
+  for (const auto& spec : family.buffers(problem))
+    if (spec.role == BufferRole::input) inputs.at(spec.name).resize(static_cast<std::size_t>(spec.bytes));
+  family.generate_inputs(problem, kInputSeed, inputs);
+  return inputs;
+}
+
+DeviceBytes::DeviceBytes(std::size_t bytes) : bytes_(bytes) {
+  CUTUNE_CUDART(cudaMalloc(&pointer_, bytes));
+  CUTUNE_CUDART(cudaMemset(pointer_, 0, bytes));
+}
+
+DeviceBytes::DeviceBytes(const std::vector<std::byte>& host) : bytes_(host.size()) {
+  CUTUNE_CUDART(cudaMalloc(&pointer_, bytes_));
+  CUTUNE_CUDART(cudaMemcpy(pointer_, host.data(), bytes_, cudaMemcpyHostToDevice));
+}
+
+DeviceBytes::~DeviceBytes() { cudaFree(pointer_); }
+
+std::vector<std::byte> DeviceBytes::download() const {
+  std::vector<std::byte> host(bytes_);
+  CUTUNE_CUDART(cudaMemcpy(host.data(), pointer_, bytes_, cudaMemcpyDeviceToHost));
+  return host;
 }
 
 }  // namespace cutune::bench

@@ -122,4 +122,57 @@ Outcome run_config(Device& device, const Family& family, const Problem& problem,
 
 std::string bench_git_commit();
 
+// --db PATH and --device N, the options every bench takes.
+struct BenchArgs {
+  std::string db_path;
+  int device = 0;
+};
+BenchArgs parse_bench_args(int argc, char** argv);
+
+// What every bench program sets up: the device (current for the runtime API too), a stream,
+// the database and the measurement method.
+class BenchSession {
+ public:
+  explicit BenchSession(const BenchArgs& args);
+  ~BenchSession();
+  BenchSession(const BenchSession&) = delete;  // owns the stream
+  BenchSession& operator=(const BenchSession&) = delete;
+  // "# TITLE — device (uuid), commit abc1234": the first line of every table.
+  std::string heading(const std::string& title) const;
+
+  Device device;
+  db::Store store;
+  MeasureOptions options = bench_measure_options();
+  std::size_t l2_bytes = 0;
+  cudaStream_t stream = nullptr;
+};
+
+// The best stored config of `family` for `problem` (or the nearest tuned size of its element
+// type), measured through the engine, which verifies it. Throws when nothing is stored or it fails.
+struct StoredRun {
+  std::string label;  // the config, and the problem it was tuned on when that is another one
+  Measurement measurement;
+};
+StoredRun run_best_stored(BenchSession& session, const Family& family, const Problem& problem);
+
+// The inputs run_config measures a family on (same generator, same seed), for baselines.
+HostBuffers bench_inputs(const Family& family, const Problem& problem);
+
+// Device memory holding a copy of host bytes (or zeros), freed on destruction.
+class DeviceBytes {
+ public:
+  explicit DeviceBytes(std::size_t bytes);
+  explicit DeviceBytes(const std::vector<std::byte>& host);
+  ~DeviceBytes();
+  DeviceBytes(const DeviceBytes&) = delete;  // owns the allocation
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  template <class T>
+  T* as() const { return static_cast<T*>(pointer_); }
+  std::vector<std::byte> download() const;
+
+ private:
+  void* pointer_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
 }  // namespace cutune::bench

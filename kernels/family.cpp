@@ -32,6 +32,9 @@ std::unique_ptr<Family> make_scan_family();
 std::unique_ptr<Family> make_reduce_family();
 std::unique_ptr<Family> make_copy_family();
 std::unique_ptr<Family> make_resample_family();
+std::unique_ptr<Family> make_powersum_family();
+std::unique_ptr<Family> make_avgmatvec_family();
+std::unique_ptr<Family> make_matmul_family();
 
 const std::vector<std::unique_ptr<Family>>& families() {
   static const std::vector<std::unique_ptr<Family>> all = [] {
@@ -40,6 +43,9 @@ const std::vector<std::unique_ptr<Family>>& families() {
     list.push_back(make_reduce_family());
     list.push_back(make_resample_family());
     list.push_back(make_copy_family());
+    list.push_back(make_powersum_family());
+    list.push_back(make_avgmatvec_family());
+    list.push_back(make_matmul_family());
     return list;
   }();
   return all;

@@ -25,6 +25,15 @@ Verdict compare_exact(const std::string& buffer, std::span<const T> expected, st
   return {};
 }
 
+// Unit roundoff u of the IEEE formats the families compute in.
+inline constexpr double kFloatUnitRoundoff = 0x1p-24;
+inline constexpr double kDoubleUnitRoundoff = 0x1p-53;
+
+// Higham's gamma_n = n u / (1 - n u): n floating-point operations, each with relative error at
+// most u, in any order, leave a relative error at most gamma_n on a sum of non-negative terms
+// (or on sum |a_i b_i| for a dot product). Accuracy and Stability of Numerical Algorithms, 3.1.
+inline double gamma_bound(double n, double unit_roundoff) { return n * unit_roundoff / (1 - n * unit_roundoff); }
+
 // |actual - expected| <= rtol * |expected| + atol; NaN never passes.
 template <class T>
 Verdict compare_close(const std::string& buffer, std::span<const T> expected, std::span<const T> actual, double rtol,

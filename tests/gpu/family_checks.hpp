@@ -91,6 +91,26 @@ inline void expect_whole_space_verified(const Family& family, const std::vector<
   expect_all_verified(rows);
 }
 
+// A planted error in the variants whose config key starts with `wrong_prefix`: those must be
+// wrong_result with the first bad index at `index`, all others ok. Returns how many were rejected.
+inline int expect_rejected_exactly(const std::vector<db::ResultRecord>& rows, const std::string& wrong_prefix,
+                                   std::int64_t index) {
+  int rejected = 0;
+  for (const auto& r : rows) {
+    if (r.config.rfind(wrong_prefix, 0) != 0) {
+      EXPECT_EQ(r.status, "ok") << r.config << ": " << r.error;
+      continue;
+    }
+    EXPECT_EQ(r.status, "wrong_result") << r.config;
+    EXPECT_TRUE(r.error_index) << r.config;
+    if (r.error_index) {
+      EXPECT_EQ(*r.error_index, index) << r.config << ": " << r.error;
+    }
+    ++rejected;
+  }
+  return rejected;
+}
+
 // A registered family with its template edited (the first occurrence of `from` becomes `to`)
 // and, with `only`, its space narrowed to configs whose key contains `only`. Everything else
 // forwards to the registered family of the same name, which is also what the GPU worker uses.

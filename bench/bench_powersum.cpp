@@ -1,0 +1,46 @@
+// The best stored powersum config against the study's layout — one 512-thread block per
+// (i, j) — at the family's default sizes, in one run on one GPU. The study's layout is given its
+// best fold stop and staging (every such config is measured), so the speedup is not flattered.
+//
+//   bench_powersum [--db PATH] [--device N]
+#include <iostream>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "bench_common.hpp"
+#include "powersum.hpp"
+
+using namespace cutune;
+
+int main(int argc, char** argv) {
+  try {
+    bench::BenchSession session(bench::parse_bench_args(argc, argv));
+    const PowersumFamily family;
+    std::cout << session.heading("powersum vs the study's layout (512-thread block per (i, j))");
+    std::cout << "| w, A | best stored config | cutune ms | study layout (best fold, staging) | study ms | speedup |\n";
+    std::cout << "|---|---|---|---|---|---|\n";
+    for (const Problem& problem : family.problems({})) {
+      const bench::StoredRun ours = bench::run_best_stored(session, family, problem);
+      std::optional<double> study_ms;
+      std::string study_config;
+      for (const char* fold : {"1", "8", "32"})
+        for (const char* stage : {"global", "shared"}) {
+          const std::string key = fmt::format("map=pair,block=512,fold={},stage={},ksplit=1,jt=1,term=pow", fold, stage);
+          const Outcome study = bench::run_config(session.device, family, problem, key, session.options);
+          if (study.status != Status::ok) throw Error(key + " failed in the bench: " + study.error);
+          if (!study_ms || study.measurement->median_ms < *study_ms) {
+            study_ms = study.measurement->median_ms;
+            study_config = key;
+          }
+        }
+      const double ours_ms = ours.measurement.median_ms;
+      std::cout << fmt::format("| {}, {} | `{}` | {:.4f} | `{}` | {:.4f} | {:.1f}x |\n", problem.fields["w"].get<int>(),
+                               problem.fields["a"].get<int>(), ours.label, ours_ms, study_config, *study_ms, *study_ms / ours_ms);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "bench_powersum: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,169 @@
+#include "avgmatvec.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "data.hpp"
+#include "verify.hpp"
+
+namespace cutune {
+namespace {
+
+struct Dims {
+  std::int64_t n, m, l;
+};
+Dims dims_of(const Problem& p) {
+  return {p.fields["n"].get<std::int64_t>(), p.fields["m"].get<std::int64_t>(), p.fields["l"].get<std::int64_t>()};
+}
+
+// The matvec kernel of the split variant has a fixed geometry (see the template).
+constexpr std::int64_t kMatvecTile = 64;
+constexpr unsigned kMatvecThreads = 256;
+
+}  // namespace
+
+std::string AvgmatvecFamily::summary() const {
+  return "NVIDIA's ADO example: average N sets of M vectors (v[n][l][m]), times an L x L matrix; split or fused";
+}
+
+Space AvgmatvecFamily::space(const DeviceLimits& limits) const {
+  Space s;
+  s.labelled_axis("fuse", {"split", "fused"}, "averages to memory then a tiled product, or one block per set")
+      .labelled_axis("reduce", {"warp", "shared"}, "a row of M values: warp shuffles, or a block-wide shared tree")
+      .axis("block", {128, 256, 512, 1024}, "threads per block")
+      .axis("ept", {1, 2, 4, 8}, "vector loads in flight per thread")
+      .axis("vec", {1, 2, 4}, "floats per vector load")
+      .require("block <= device max threads per block",
+               [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
+      .require("shared memory (tree + the fused kernel's average of the longest vectors) <= device opt-in limit",
+               [max = limits.max_shared_per_block_optin](const ConfigView& c) {
+                 const std::int64_t tree = c["reduce"] == shared ? c["block"] * 4 : 0;
+                 const std::int64_t average = c["fuse"] == fused ? kMaxLength * 4 : 0;
+                 return tree + average <= max;
+               });
+  return s;
+}
+
+Problem AvgmatvecFamily::make_problem(std::int64_t n, std::int64_t m, std::int64_t l) {
+  for (std::int64_t d : {n, m, l})
+    if (d <= 0) throw UsageError("--n must be positive (got " + std::to_string(d) + ")");
+  if (l > kMaxLength) throw UsageError(fmt::format("avgmatvec vectors are at most {} long (got {})", kMaxLength, l));
+  if (n * l > (std::int64_t{1} << 31) - 1) throw UsageError("avgmatvec needs n * l < 2^31");
+  Problem p;
+  p.size = n * m * l;  // elements of v: what the run reads
+  p.dtype = "float32";
+  p.key = fmt::format("n={},m={},l={},type=float32", n, m, l);
+  p.fields = {{"n", n}, {"m", m}, {"l", l}, {"type", "float32"}};
+  return p;
+}
+
+std::vector<Problem> AvgmatvecFamily::problems(const ProblemRequest& request) const {
+  if (request.type && *request.type != "float32")
+    throw UsageError("unknown --type '" + *request.type + "' (this kernel takes: float32)");
+  // The study's sizes: N = M = L = 512 (512 MiB of vectors) and 1024 (4 GiB). --n N gives N = M = L.
+  const std::vector<std::int64_t> defaults{512, 1024};
+  std::vector<Problem> list;
+  for (std::int64_t size : request.sizes.empty() ? defaults : request.sizes) list.push_back(make_problem(size, size, size));
+  return list;
+}
+
+std::vector<std::string> AvgmatvecFamily::problem_definitions(const Problem&) const { return {}; }
+
+std::vector<BufferSpec> AvgmatvecFamily::buffers(const Problem& p) const {
+  const auto [n, m, l] = dims_of(p);
+  return {{"v", n * m * l * 4, BufferRole::input}, {"a", l * l * 4, BufferRole::input}, {"y", l * n * 4, BufferRole::output}};
+}
+
+std::vector<BufferSpec> AvgmatvecFamily::scratch(const Problem& p, const ConfigView& c) const {
+  if (c["fuse"] == fused) return {};
+  const auto [n, m, l] = dims_of(p);
+  return {{"avg", n * l * 4, BufferRole::scratch}};
+}
+
+std::vector<Step> AvgmatvecFamily::plan(const Problem& p, const ConfigView& c) const {
+  const auto [n, m, l] = dims_of(p);
+  const auto n32 = static_cast<std::int32_t>(n), m32 = static_cast<std::int32_t>(m), l32 = static_cast<std::int32_t>(l);
+  const Dim3 block{static_cast<unsigned>(c["block"])};
+  if (c["fuse"] == fused)
+    return {KernelLaunch{"avgmatvec_fused", Dim3{static_cast<unsigned>(n)}, block, static_cast<unsigned>(l * 4),
+                         {BufferArg{"v"}, BufferArg{"a"}, n32, m32, l32, BufferArg{"y"}}}};
+  const std::int64_t rows = n * l;
+  const std::int64_t row_blocks = c["reduce"] == warp ? (rows + c["block"] / 32 - 1) / (c["block"] / 32) : rows;
+  const Dim3 matvec_grid{static_cast<unsigned>((n + kMatvecTile - 1) / kMatvecTile),
+                         static_cast<unsigned>((l + kMatvecTile - 1) / kMatvecTile)};
+  return {KernelLaunch{"avg_rows", Dim3{static_cast<unsigned>(row_blocks)}, block, 0,
+                       {BufferArg{"v"}, n32, m32, l32, BufferArg{"avg"}}},
+          KernelLaunch{"matvec_tiles", matvec_grid, Dim3{kMatvecThreads}, 0,
+                       {BufferArg{"a"}, BufferArg{"avg"}, n32, l32, BufferArg{"y"}}}};
+}
+
+void AvgmatvecFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {
+  // All positive, so the error bounds below are relative to y itself. Each (set, component)
+  // row has its own scale (a factor of 16 between rows) so that averaging the wrong row or
+  // set changes y by percents, not by noise; within a row values vary by a factor of 3.
+  const auto [n, m, l] = dims_of(p);
+  auto v = inputs.as<float>("v");
+  RandomStream scales(seed ^ 0x5ca1e), values(seed);
+  for (std::int64_t row = 0; row < n * l; ++row) {
+    const double scale = scales.uniform(0.25, 4.0);
+    fill_uniform(v.subspan(static_cast<std::size_t>(row * m), static_cast<std::size_t>(m)), 0.5 * scale, 1.5 * scale, values);
+  }
+  fill_uniform(inputs.as<float>("a"), 0.25, 1.25, seed ^ 0xa);
+}
+
+void average_then_multiply(std::span<const float> v, std::span<const float> a, std::int64_t n, std::int64_t m,
+                           std::int64_t l, std::span<double> y) {
+  std::vector<double> avg(static_cast<std::size_t>(l));
+  for (std::int64_t set = 0; set < n; ++set) {
+    for (std::int64_t r = 0; r < l; ++r) {
+      const float* row = v.data() + (set * l + r) * m;
+      double sum = 0;
+      for (std::int64_t i = 0; i < m; ++i) sum += row[i];
+      avg[r] = sum / static_cast<double>(m);
+    }
+    for (std::int64_t r = 0; r < l; ++r) {
+      const float* a_row = a.data() + r * l;
+      double dot = 0;
+      for (std::int64_t q = 0; q < l; ++q) dot += static_cast<double>(a_row[q]) * avg[q];
+      y[r * n + set] = dot;
+    }
+  }
+}
+
+HostBuffers AvgmatvecFamily::reference(const Problem& p, const HostBuffers& inputs) const {
+  const auto [n, m, l] = dims_of(p);
+  std::vector<double> y(static_cast<std::size_t>(l * n));
+  average_then_multiply(inputs.as<float>("v"), inputs.as<float>("a"), n, m, l, y);
+  HostBuffers expected;
+  expected.at("y").resize(y.size() * 4);
+  auto out = expected.as<float>("y");
+  for (std::size_t i = 0; i < y.size(); ++i) out[i] = static_cast<float>(y[i]);
+  return expected;
+}
+
+// On the GPU each y is a sum of L positive products of averages, each a sum of M positive
+// values times the rounded 1/M, all in fp32 in any order. Each value of v reaches y through at
+// most M - 1 additions and one multiplication in its average (plus the rounding of 1/M), then a
+// multiplication and L - 1 additions in the dot product: M + L + 1 roundings, all on positive
+// terms, so gamma_{M+L+1} relative to y (Higham 3.1); one more for margin. The expected value
+// is the exact one rounded to float: + u, and u for the double reference's own error.
+double AvgmatvecFamily::relative_tolerance(std::int64_t m, std::int64_t l) {
+  return gamma_bound(static_cast<double>(m + l + 2), kFloatUnitRoundoff) + 2 * kFloatUnitRoundoff;
+}
+
+Verdict AvgmatvecFamily::compare(const Problem& p, const HostBuffers& expected, const HostBuffers& actual) const {
+  const auto [n, m, l] = dims_of(p);
+  return compare_close<float>("y", expected.as<float>("y"), actual.as<float>("y"), relative_tolerance(m, l), 0);
+}
+
+Work AvgmatvecFamily::work(const Problem& p) const {
+  const auto [n, m, l] = dims_of(p);
+  const double nd = static_cast<double>(n), md = static_cast<double>(m), ld = static_cast<double>(l);
+  // The byte floor: v and A read once, y written once. Flops: the additions of the averages,
+  // their scaling, and the products.
+  return {(nd * md * ld + ld * ld + ld * nd) * 4, nd * md * ld + nd * ld + 2 * nd * ld * ld};
+}
+
+std::unique_ptr<Family> make_avgmatvec_family() { return std::make_unique<AvgmatvecFamily>(); }
+
+}  // namespace cutune

@@ -1,0 +1,42 @@
+#pragma once
+// The avgmatvec family: NVIDIA's analysis-driven-optimisation example, averages of vector sets
+// times a matrix (see templates/avgmatvec.cu).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "family.hpp"
+
+namespace cutune {
+
+class AvgmatvecFamily : public Family {
+ public:
+  enum Fuse : std::int64_t { split = 0, fused = 1 };
+  enum Reduce : std::int64_t { warp = 0, shared = 1 };
+  // The fused kernel keeps one set's average (L floats) in shared memory: at most 48 KiB.
+  static constexpr std::int64_t kMaxLength = 12288;
+
+  std::string name() const override { return "avgmatvec"; }
+  std::string summary() const override;
+  std::string template_file() const override { return "avgmatvec.cu"; }
+  Space space(const DeviceLimits& limits) const override;
+  std::vector<Problem> problems(const ProblemRequest& request) const override;
+  std::vector<std::string> problem_definitions(const Problem& problem) const override;
+  std::vector<BufferSpec> buffers(const Problem& problem) const override;
+  std::vector<BufferSpec> scratch(const Problem& problem, const ConfigView& config) const override;
+  std::vector<Step> plan(const Problem& problem, const ConfigView& config) const override;
+  void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
+  HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;
+  Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
+  Work work(const Problem& problem) const override;
+
+  // n sets of m vectors of length l.
+  static Problem make_problem(std::int64_t n, std::int64_t m, std::int64_t l);
+  static double relative_tolerance(std::int64_t m, std::int64_t l);
+};
+
+// y (l x n) = A (l x l) times the averages of the n sets of v (laid out v[n][l][m]), in double.
+void average_then_multiply(std::span<const float> v, std::span<const float> a, std::int64_t n, std::int64_t m,
+                           std::int64_t l, std::span<double> y);
+
+}  // namespace cutune

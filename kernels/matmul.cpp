@@ -1,0 +1,242 @@
+#include "matmul.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "core/error.hpp"
+#include "data.hpp"
+#include "verify.hpp"
+
+namespace cutune {
+namespace {
+
+// Inputs are uniform in [kLow, kHigh): positive, so every product is positive and the error
+// bound of a dot product, gamma_k * sum |a||b|, is gamma_k times the result itself. The spread
+// (a factor of 7) keeps rows and columns distinguishable: reading a wrong row of A changes a
+// result by about 1 % at k = 4096, forty times the tolerance.
+constexpr double kLow = 0.25, kHigh = 1.75;
+
+// The reference is exact for every element up to this many multiply-adds (about a second in
+// double on one core); beyond, it computes rows and columns within this budget each.
+constexpr std::int64_t kFullReferenceMacs = std::int64_t{1} << 30;
+constexpr std::int64_t kSampleMacs = std::int64_t{1} << 29;
+
+struct Dims {
+  std::int64_t m, n, k;
+};
+Dims dims_of(const Problem& p) {
+  return {p.fields["m"].get<std::int64_t>(), p.fields["n"].get<std::int64_t>(), p.fields["k"].get<std::int64_t>()};
+}
+
+// Relative error allowed against the exact result: fp32 accumulation of k positive products in
+// any order (gamma_k, which covers products rounded separately or fused), plus the rounding of
+// the double reference to float (u) and the reference's own double rounding (negligible, < u).
+double relative_tolerance(std::int64_t k) { return gamma_bound(static_cast<double>(k), kFloatUnitRoundoff) + 2 * kFloatUnitRoundoff; }
+
+}  // namespace
+
+std::string MatmulFamily::summary() const {
+  return "fp32 C = A B: the best-practices guide's shared-memory tiles (A, or A and B) and a register-tiled, "
+         "double-buffered kernel";
+}
+
+std::int64_t MatmulFamily::fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept) {
+  // Guide kernels fetch TILE x TILE tiles, regtile TILE x 8 ones, over (TILE/EPT)^2 threads.
+  return (algo == regtile ? tile * 8 : tile * tile) / threads(tile, ept);
+}
+
+std::int64_t MatmulFamily::static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad) {
+  if (algo == regtile) return 2 * 2 * 8 * (tile + 4 * pad) * 4;  // two buffers of A and B, 8 deep
+  return (algo == ab_shared ? 2 : 1) * tile * (tile + pad) * 4;
+}
+
+Space MatmulFamily::space(const DeviceLimits& limits) const {
+  Space s;
+  s.labelled_axis("algo", {"a_shared", "ab_shared", "regtile"}, "guide tiles of A, of A and B, or register-tiled")
+      .axis("tile", {16, 32, 64, 128}, "block tile edge")
+      .axis("ept", {1, 2, 4, 8}, "register tile edge: each thread computes ept x ept elements")
+      .axis("pad", {0, 1}, "pad shared rows against bank conflicts")
+      .axis("vec", {1, 4}, "widest global load in floats")
+      .axis("minblocks", {1, 2}, "regtile: blocks per SM promised to the compiler, which caps registers")
+      .require("guide kernels use 16, 32 or 64 tiles", [](const ConfigView& c) { return c["algo"] == regtile || c["tile"] <= 64; })
+      .require("regtile uses 64 or 128 tiles and 4 x 4 or 8 x 8 register tiles",
+               [](const ConfigView& c) { return c["algo"] != regtile || (c["tile"] >= 64 && c["ept"] >= 4); })
+      .require("minblocks 2 only for regtile blocks of at most 256 threads (two must fit an SM's registers)",
+               [](const ConfigView& c) {
+                 return c["minblocks"] == 1 || (c["algo"] == regtile && threads(c["tile"], c["ept"]) <= 256);
+               })
+      .require("at least one warp per block", [](const ConfigView& c) { return threads(c["tile"], c["ept"]) >= 32; })
+      .require("vector loads only where a thread fetches at least 2 floats of a tile",
+               [](const ConfigView& c) { return c["vec"] == 1 || fetch_share(c["algo"], c["tile"], c["ept"]) >= 2; })
+      .require("threads per block <= device max threads per block",
+               [max = limits.max_threads_per_block](const ConfigView& c) { return threads(c["tile"], c["ept"]) <= max; })
+      .require("static shared memory <= device limit without opt-in",
+               [max = limits.max_shared_per_block](const ConfigView& c) {
+                 return static_shared_bytes(c["algo"], c["tile"], c["pad"]) <= max;
+               });
+  return s;
+}
+
+Problem MatmulFamily::make_problem(std::int64_t m, std::int64_t n, std::int64_t k) {
+  for (std::int64_t d : {m, n, k}) {
+    if (d <= 0) throw UsageError("--n must be positive (got " + std::to_string(d) + ")");
+    if (d > kMaxDimension) throw UsageError(fmt::format("matmul dimensions are at most {} (got {})", kMaxDimension, d));
+  }
+  Problem p;
+  p.size = m * n * k;  // multiply-adds: what nearest-size lookup should compare
+  p.dtype = "float32";
+  p.key = fmt::format("m={},n={},k={},type=float32", m, n, k);
+  p.fields = {{"m", m}, {"n", n}, {"k", k}, {"type", "float32"}};
+  return p;
+}
+
+std::vector<Problem> MatmulFamily::problems(const ProblemRequest& request) const {
+  if (request.type && *request.type != "float32")
+    throw UsageError("unknown --type '" + *request.type + "' (this kernel takes: float32)");
+  std::vector<Problem> list;
+  for (std::int64_t size : request.sizes) list.push_back(make_problem(size, size, size));  // --n N: N x N x N
+  if (!list.empty()) return list;
+  // Two squares, and a non-square case that is no multiple of any tile in m, n or k (yet a
+  // multiple of 4, so vector loads still apply).
+  return {make_problem(1024, 1024, 1024), make_problem(4096, 4096, 4096), make_problem(3000, 1500, 2500)};
+}
+
+std::vector<std::string> MatmulFamily::problem_definitions(const Problem&) const { return {}; }
+
+std::vector<BufferSpec> MatmulFamily::buffers(const Problem& p) const {
+  const auto [m, n, k] = dims_of(p);
+  return {{"a", m * k * 4, BufferRole::input}, {"b", k * n * 4, BufferRole::input}, {"c", m * n * 4, BufferRole::output}};
+}
+
+std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) const {
+  const auto [m, n, k] = dims_of(p);
+  const std::int64_t tile = c["tile"];
+  const Dim3 grid{static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>((m + tile - 1) / tile)};
+  const Dim3 block{static_cast<unsigned>(threads(tile, c["ept"]))};
+  // Rows of A and B start 16-byte aligned only when k and n are multiples of 4; otherwise the
+  // scalar-load kernel of the same config runs.
+  const bool aligned_rows = k % 4 == 0 && n % 4 == 0;
+  const std::string kernel = std::string(c["algo"] == regtile ? "matmul_regtile" : "matmul_guide") + (aligned_rows ? "" : "_scalar");
+  return {KernelLaunch{kernel, grid, block, 0,
+                       {BufferArg{"a"}, BufferArg{"b"}, BufferArg{"c"}, static_cast<std::int32_t>(m),
+                        static_cast<std::int32_t>(n), static_cast<std::int32_t>(k)}}};
+}
+
+void MatmulFamily::generate_inputs(const Problem&, std::uint64_t seed, HostBuffers& inputs) const {
+  fill_uniform(inputs.as<float>("a"), kLow, kHigh, seed);
+  fill_uniform(inputs.as<float>("b"), kLow, kHigh, seed ^ 0xb0b0b0b0ull);
+}
+
+MatmulFamily::Sample MatmulFamily::reference_sample(std::int64_t m, std::int64_t n, std::int64_t k) {
+  Sample sample;
+  if (m * n * k <= kFullReferenceMacs) {
+    for (std::int64_t i = 0; i < m; ++i) sample.rows.push_back(i);
+    return sample;
+  }
+  // The first and last rows and columns (where partial tiles are), and random ones between,
+  // fixed for the problem so that every config is checked on the same elements.
+  auto pick = [](std::int64_t extent, std::int64_t count, std::uint64_t seed) {
+    std::vector<std::int64_t> chosen{0, extent - 1};
+    std::mt19937_64 random(seed);
+    std::uniform_int_distribution<std::int64_t> any(1, std::max<std::int64_t>(1, extent - 2));
+    for (std::int64_t tries = 0; static_cast<std::int64_t>(chosen.size()) < std::min(count, extent) && tries < 100 * count; ++tries)
+      if (const std::int64_t i = any(random); std::find(chosen.begin(), chosen.end(), i) == chosen.end()) chosen.push_back(i);
+    std::sort(chosen.begin(), chosen.end());
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+    return chosen;
+  };
+  const auto seed = static_cast<std::uint64_t>(m * 1000003 + n * 1009 + k);
+  sample.rows = pick(m, std::max<std::int64_t>(2, kSampleMacs / (n * k)), seed);
+  sample.columns = pick(n, std::max<std::int64_t>(2, kSampleMacs / (m * k)), seed ^ 0xc01);
+  return sample;
+}
+
+void matmul_rows(std::span<const float> a, std::span<const float> b, std::int64_t n, std::int64_t k,
+                 std::span<const std::int64_t> rows, std::span<double> out) {
+  // Row by row, streaming B: the inner loop runs along contiguous rows of B and of the result.
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    double* c = out.data() + r * n;
+    std::fill(c, c + n, 0.0);
+    const float* a_row = a.data() + rows[r] * k;
+    for (std::int64_t p = 0; p < k; ++p) {
+      const double ap = a_row[p];
+      const float* b_row = b.data() + p * n;
+      for (std::int64_t j = 0; j < n; ++j) c[j] += ap * static_cast<double>(b_row[j]);
+    }
+  }
+}
+
+void matmul_column(std::span<const float> a, std::span<const float> b, std::int64_t m, std::int64_t n, std::int64_t k,
+                   std::int64_t j, std::span<double> out) {
+  std::vector<double> column(static_cast<std::size_t>(k));
+  for (std::int64_t p = 0; p < k; ++p) column[p] = b[p * n + j];
+  for (std::int64_t i = 0; i < m; ++i) {
+    const float* a_row = a.data() + i * k;
+    double sum = 0;
+    for (std::int64_t p = 0; p < k; ++p) sum += static_cast<double>(a_row[p]) * column[p];
+    out[i] = sum;
+  }
+}
+
+// The expected C holds the exact result, rounded to float, where the reference computed it and
+// NaN elsewhere: "not computed", never a value a correct kernel could match.
+HostBuffers MatmulFamily::reference(const Problem& p, const HostBuffers& inputs) const {
+  const auto [m, n, k] = dims_of(p);
+  const auto a = inputs.as<float>("a");
+  const auto b = inputs.as<float>("b");
+  HostBuffers expected;
+  expected.at("c").resize(static_cast<std::size_t>(m * n * 4));
+  auto c = expected.as<float>("c");
+  std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
+
+  const Sample sample = reference_sample(m, n, k);
+  std::vector<double> rows(sample.rows.size() * static_cast<std::size_t>(n));
+  matmul_rows(a, b, n, k, sample.rows, rows);
+  for (std::size_t r = 0; r < sample.rows.size(); ++r)
+    for (std::int64_t j = 0; j < n; ++j) c[sample.rows[r] * n + j] = static_cast<float>(rows[r * n + j]);
+  std::vector<double> column(static_cast<std::size_t>(m));
+  for (std::int64_t j : sample.columns) {
+    matmul_column(a, b, m, n, k, j, column);
+    for (std::int64_t i = 0; i < m; ++i) c[i * n + j] = static_cast<float>(column[i]);
+  }
+  return expected;
+}
+
+// Every element must lie where a sum of k products of inputs in [kLow, kHigh) can (which
+// rejects NaN, infinities, and elements never written: the poison is a tiny negative float);
+// elements the reference computed must also be within the relative tolerance.
+Verdict MatmulFamily::compare(const Problem& p, const HostBuffers& expected, const HostBuffers& actual) const {
+  const auto [m, n, k] = dims_of(p);
+  const auto want = expected.as<float>("c");
+  const auto got = actual.as<float>("c");
+  if (want.size() != got.size()) return {false, fmt::format("c: expected {} values, got {}", want.size(), got.size()), 0};
+  const double rtol = relative_tolerance(k);
+  const double lowest = static_cast<double>(k) * kLow * kLow * (1 - rtol);
+  const double highest = static_cast<double>(k) * kHigh * kHigh * (1 + rtol);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double g = got[i];
+    const auto where = [&] { return fmt::format("c[{}] (row {}, column {})", i, static_cast<std::int64_t>(i) / n, static_cast<std::int64_t>(i) % n); };
+    if (!(g >= lowest && g <= highest))
+      return {false, fmt::format("{} = {}: outside [{}, {}], where any result of these inputs lies", where(), g, lowest, highest),
+              static_cast<std::int64_t>(i)};
+    const double w = want[i];
+    if (!std::isnan(w) && !(std::fabs(g - w) <= rtol * w))
+      return {false, fmt::format("{}: expected {}, got {} (rtol {:.3g})", where(), w, g, rtol), static_cast<std::int64_t>(i)};
+  }
+  (void)m;
+  return {};
+}
+
+Work MatmulFamily::work(const Problem& p) const {
+  const auto [m, n, k] = dims_of(p);
+  const double md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
+  return {(md * kd + kd * nd + md * nd) * 4, 2 * md * nd * kd};
+}
+
+std::unique_ptr<Family> make_matmul_family() { return std::make_unique<MatmulFamily>(); }
+
+}  // namespace cutune

@@ -1,0 +1,51 @@
+#pragma once
+// The matmul family: fp32 C = A B, the CUDA best-practices guide's tiled kernels and a
+// register-tiled, double-buffered one (see templates/matmul.cu).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "family.hpp"
+
+namespace cutune {
+
+class MatmulFamily : public Family {
+ public:
+  enum Algorithm : std::int64_t { a_shared = 0, ab_shared = 1, regtile = 2 };
+  static constexpr std::int64_t kMaxDimension = 32768;
+
+  std::string name() const override { return "matmul"; }
+  std::string summary() const override;
+  std::string template_file() const override { return "matmul.cu"; }
+  Space space(const DeviceLimits& limits) const override;
+  std::vector<Problem> problems(const ProblemRequest& request) const override;
+  std::vector<std::string> problem_definitions(const Problem& problem) const override;
+  std::vector<BufferSpec> buffers(const Problem& problem) const override;
+  std::vector<Step> plan(const Problem& problem, const ConfigView& config) const override;
+  void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
+  HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;
+  Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
+  Work work(const Problem& problem) const override;
+
+  static Problem make_problem(std::int64_t m, std::int64_t n, std::int64_t k);
+  static std::int64_t threads(std::int64_t tile, std::int64_t ept) { return (tile / ept) * (tile / ept); }
+  // Floats of one tile that each thread fetches (the widest useful vector load).
+  static std::int64_t fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept);
+  static std::int64_t static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad);
+
+  // Which elements of C the reference computes exactly (the others are only checked for being
+  // plausible): every one for small problems, else whole sampled rows and columns.
+  struct Sample {
+    std::vector<std::int64_t> rows, columns;
+  };
+  static Sample reference_sample(std::int64_t m, std::int64_t n, std::int64_t k);
+};
+
+// Rows `rows` of C = A B (m x k times k x n, row-major), in double: out[r][j] for rows[r].
+void matmul_rows(std::span<const float> a, std::span<const float> b, std::int64_t n, std::int64_t k,
+                 std::span<const std::int64_t> rows, std::span<double> out);
+// Column j of C = A B in double (m values).
+void matmul_column(std::span<const float> a, std::span<const float> b, std::int64_t m, std::int64_t n, std::int64_t k,
+                   std::int64_t j, std::span<double> out);
+
+}  // namespace cutune

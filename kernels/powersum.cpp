@@ -1,0 +1,217 @@
+#include "powersum.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "core/error.hpp"
+#include "data.hpp"
+#include "verify.hpp"
+
+namespace cutune {
+namespace {
+
+// The generator's ranges, which the tolerance depends on. Points follow a Pareto law with
+// x_min = 1 and tail exponent 1.5 (a heavy tail, as in the study's data), cut at 10^4;
+// exponents are the study's kind of MLE candidates, between 1.5 and 3.5.
+constexpr double kParetoTail = 1.5;
+constexpr double kTailCut = 1e-6;  // largest point: kTailCut^(-1/kParetoTail) = 10^4
+constexpr double kAlphaMin = 1.5, kAlphaMax = 3.5;
+
+double largest_point() { return std::pow(kTailCut, -1 / kParetoTail); }
+
+std::int64_t window_of(const Problem& p) { return p.fields["w"].get<std::int64_t>(); }
+std::int64_t exponents_of(const Problem& p) { return p.fields["a"].get<std::int64_t>(); }
+
+}  // namespace
+
+std::string PowersumFamily::summary() const {
+  return "power-law MLE sums X-(i,j), X+(i,j) of |x[k]-x[i]|^alpha[j] in double; block per (i,j), per j, lane "
+         "groups, or symmetric tiles";
+}
+
+std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t block) {
+  if (map == sym) return (2 * kSymTile + 2 * kSymTile * (kSymTile + 1)) * 8;
+  return map == tile ? 0 : 2 * block * 8;
+}
+
+std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t stage, std::int64_t window) {
+  return stage ? window * 8 : 0;
+}
+
+Space PowersumFamily::space(const DeviceLimits& limits) const {
+  Space s;
+  s.labelled_axis("map", {"pair", "exponent", "tile", "sym"},
+                  "(i, j) to blocks: block per pair, per exponent, lane groups, or symmetric tiles of pairs")
+      .axis("block", {64, 128, 256, 512}, "threads per block")
+      .axis("fold", {1, 8, 32}, "tree maps: fold stops at this stride; thread 0 adds the last 2*fold sums")
+      .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
+      .axis("ksplit", {1, 8, 32}, "tile map: lanes splitting k for one (i, exponent tile)")
+      .axis("jt", {1, 4, 8}, "tile map: exponents per lane group")
+      .labelled_axis("term", {"pow", "explog"}, "pow(d, a) per term, or exp(a log d) with log d shared by jt exponents")
+      .require("tree maps use one lane group of one exponent and pow (ksplit = jt = 1, term = pow)",
+               [](const ConfigView& c) {
+                 return c["map"] >= tile || (c["ksplit"] == 1 && c["jt"] == 1 && c["term"] == pow_term);
+               })
+      .require("tile and sym maps have no tree to fold (fold = 1)", [](const ConfigView& c) { return c["map"] < tile || c["fold"] == 1; })
+      .require("sym loads its own tiles of x and splits no k (stage = global, ksplit = 1)",
+               [](const ConfigView& c) { return c["map"] != sym || (c["stage"] == 0 && c["ksplit"] == 1); })
+      .require("explog shares log d between exponents (jt > 1)",
+               [](const ConfigView& c) { return c["term"] == pow_term || c["jt"] > 1; })
+      .require("block <= device max threads per block",
+               [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
+      .require("shared memory (trees + the largest staged window) <= device opt-in limit per block",
+               [max = limits.max_shared_per_block_optin](const ConfigView& c) {
+                 return static_shared_bytes(c["map"], c["block"]) + dynamic_shared_bytes(c["stage"], kMaxWindow) <= max;
+               });
+  return s;
+}
+
+Problem PowersumFamily::make_problem(std::int64_t window, std::int64_t exponents) {
+  if (window <= 0) throw UsageError("--n must be positive (got " + std::to_string(window) + ")");
+  if (window > kMaxWindow)
+    throw UsageError(fmt::format("powersum windows hold at most {} points (got {})", kMaxWindow, window));
+  if (exponents <= 0 || exponents > 65535) throw UsageError("powersum needs 1 to 65535 exponents");
+  Problem p;
+  p.size = window;
+  p.dtype = "float64";
+  p.key = fmt::format("w={},a={},type=float64", window, exponents);
+  p.fields = {{"w", window}, {"a", exponents}, {"type", "float64"}};
+  return p;
+}
+
+std::vector<Problem> PowersumFamily::problems(const ProblemRequest& request) const {
+  if (request.type && *request.type != "float64")
+    throw UsageError("unknown --type '" + *request.type + "' (this kernel takes: float64)");
+  // The study's window of 500 points and 80 exponents, and a window four times as long.
+  const std::vector<std::int64_t> defaults{500, 2000};
+  std::vector<Problem> list;
+  for (std::int64_t w : request.sizes.empty() ? defaults : request.sizes) list.push_back(make_problem(w));
+  return list;
+}
+
+std::vector<std::string> PowersumFamily::problem_definitions(const Problem&) const { return {}; }
+
+std::vector<BufferSpec> PowersumFamily::buffers(const Problem& p) const {
+  const std::int64_t w = window_of(p), a = exponents_of(p);
+  return {{"x", w * 8, BufferRole::input},
+          {"alpha", a * 8, BufferRole::input},
+          {"minus", w * a * 8, BufferRole::output},
+          {"plus", w * a * 8, BufferRole::output}};
+}
+
+std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) const {
+  const std::int64_t w = window_of(p), a = exponents_of(p);
+  const std::vector<KernelArg> args{BufferArg{"x"}, BufferArg{"alpha"}, static_cast<std::int32_t>(w),
+                                    static_cast<std::int32_t>(a), BufferArg{"minus"}, BufferArg{"plus"}};
+  const Dim3 block{static_cast<unsigned>(c["block"])};
+  const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c["stage"], w));
+  switch (c["map"]) {
+    case pair: return {KernelLaunch{"powersum_pair", Dim3{static_cast<unsigned>(w), static_cast<unsigned>(a)}, block, shared, args}};
+    case exponent: return {KernelLaunch{"powersum_exponent", Dim3{static_cast<unsigned>(a)}, block, shared, args}};
+    case sym: {
+      // Tiles above the diagonal add into both sums: they start from zero.
+      const std::int64_t side = (w + kSymTile - 1) / kSymTile;
+      const Dim3 grid{static_cast<unsigned>(side * (side + 1) / 2), static_cast<unsigned>((a + c["jt"] - 1) / c["jt"])};
+      return {MemsetStep{"minus", 0, w * a * 8}, MemsetStep{"plus", 0, w * a * 8},
+              KernelLaunch{"powersum_sym", grid, block, 0, args}};
+    }
+    default: {
+      const std::int64_t groups = c["block"] / c["ksplit"];
+      const Dim3 grid{static_cast<unsigned>((w + groups - 1) / groups), static_cast<unsigned>((a + c["jt"] - 1) / c["jt"])};
+      return {KernelLaunch{"powersum_tile", grid, block, shared, args}};
+    }
+  }
+}
+
+void PowersumFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {
+  // Pareto points by inversion of uniform draws in (kTailCut, 1], sorted as the study's windows are.
+  auto x = inputs.as<double>("x");
+  fill_uniform(x, kTailCut, 1.0, seed);
+  for (double& v : x) v = std::pow(v, -1 / kParetoTail);
+  std::sort(x.begin(), x.end());
+  auto alpha = inputs.as<double>("alpha");
+  fill_uniform(alpha, kAlphaMin, kAlphaMax, seed ^ 0xa1fa);
+  std::sort(alpha.begin(), alpha.end());
+  (void)p;
+}
+
+void power_sums(std::span<const double> x, std::span<const double> alpha, std::span<double> minus,
+                std::span<double> plus) {
+  const std::size_t w = x.size();
+  std::vector<long double> m(w), p(w);
+  for (std::size_t j = 0; j < alpha.size(); ++j) {
+    const double a = alpha[j];
+    std::fill(m.begin(), m.end(), 0.0L);
+    std::fill(p.begin(), p.end(), 0.0L);
+    // |x[k] - x[i]|^a is symmetric in (i, k): each pair is computed once, for plus[i] and minus[k].
+    for (std::size_t i = 0; i < w; ++i) {
+      m[i] += std::pow(0.0, a);  // the k = i term
+      for (std::size_t k = i + 1; k < w; ++k) {
+        const long double t = std::pow(std::fabs(x[k] - x[i]), a);
+        p[i] += t;
+        m[k] += t;
+      }
+    }
+    for (std::size_t i = 0; i < w; ++i) {
+      minus[j * w + i] = static_cast<double>(m[i]);
+      plus[j * w + i] = static_cast<double>(p[i]);
+    }
+  }
+}
+
+HostBuffers PowersumFamily::reference(const Problem& p, const HostBuffers& inputs) const {
+  const std::int64_t w = window_of(p), a = exponents_of(p);
+  HostBuffers expected;
+  expected.at("minus").resize(static_cast<std::size_t>(w * a * 8));
+  expected.at("plus").resize(static_cast<std::size_t>(w * a * 8));
+  power_sums(inputs.as<double>("x"), inputs.as<double>("alpha"), expected.as<double>("minus"), expected.as<double>("plus"));
+  return expected;
+}
+
+// Every sum has at most w non-negative terms t = d^a.
+//  - Summing them in any order (any map, fold or k split) costs at most gamma_w relative.
+//  - Each term on the GPU: pow is within 2 ulp (4u) in CUDA's math library. explog computes
+//    exp(a log d): log and exp are within 1 ulp each, and the argument z = a log d is off by at
+//    most 3u|z|, which exp turns into a relative error 3u|z|. For d >= 1, |z| <= a_max ln(D)
+//    with D the largest difference; for d < 1 the term is e^-|z| and its absolute error
+//    3u|z|e^-|z| is at most 3u/e, hence the absolute part below.
+//  - The reference uses the host's pow (within 1 ulp), sums in long double and rounds once: 3u.
+PowersumFamily::Tolerance PowersumFamily::tolerance(std::int64_t window) {
+  const double u = kDoubleUnitRoundoff;
+  const double w = static_cast<double>(window);
+  const double exponent_amplification = 3 * kAlphaMax * std::log(largest_point());
+  return {gamma_bound(w, u) + u * (exponent_amplification + 4 + 3), w * 3 * u / std::numbers::e};
+}
+
+// Within the tolerance, and never negative: a sum of non-negative terms is non-negative in any
+// floating-point order, while the poison of an unwritten output is a tiny negative double that
+// the absolute tolerance alone would let through for the empty sums.
+Verdict PowersumFamily::compare(const Problem& p, const HostBuffers& expected, const HostBuffers& actual) const {
+  const Tolerance t = tolerance(window_of(p));
+  for (const char* name : {"minus", "plus"}) {
+    const auto want = expected.as<double>(name);
+    const auto got = actual.as<double>(name);
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (!(got[i] >= 0))
+        return {false, fmt::format("{}[{}] = {}: negative or NaN, yet a sum of non-negative terms", name, i, got[i]),
+                static_cast<std::int64_t>(i)};
+      else if (!(std::fabs(got[i] - want[i]) <= t.rtol * want[i] + t.atol))
+        return {false, fmt::format("{}[{}]: expected {}, got {} (rtol {:.3g}, atol {:.3g})", name, i, want[i], got[i], t.rtol, t.atol),
+                static_cast<std::int64_t>(i)};
+  }
+  return {};
+}
+
+Work PowersumFamily::work(const Problem& p) const {
+  const auto w = static_cast<double>(window_of(p)), a = static_cast<double>(exponents_of(p));
+  // Bytes: the window and exponents read once, both sums written once. Flops: a subtraction,
+  // a power (counted as one) and an addition per term.
+  return {(w + a) * 8 + 2 * w * a * 8, 3 * w * w * a};
+}
+
+std::unique_ptr<Family> make_powersum_family() { return std::make_unique<PowersumFamily>(); }
+
+}  // namespace cutune

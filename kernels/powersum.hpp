@@ -1,0 +1,52 @@
+#pragma once
+// The powersum family: the sums of the power-law MLE study (see templates/powersum.cu).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "family.hpp"
+
+namespace cutune {
+
+class PowersumFamily : public Family {
+ public:
+  enum Map : std::int64_t { pair = 0, exponent = 1, tile = 2, sym = 3 };
+  static constexpr std::int64_t kSymTile = 32;  // the sym map's tiles of pairs (see the template)
+  enum Term : std::int64_t { pow_term = 0, explog_term = 1 };
+
+  // Windows are staged whole in shared memory (the study's windows are a few hundred to a few
+  // thousand points): at most 48 KiB, so no opt-in is needed on any supported GPU.
+  static constexpr std::int64_t kMaxWindow = 6144;
+  static constexpr std::int64_t kDefaultExponents = 80;
+
+  std::string name() const override { return "powersum"; }
+  std::string summary() const override;
+  std::string template_file() const override { return "powersum.cu"; }
+  Space space(const DeviceLimits& limits) const override;
+  std::vector<Problem> problems(const ProblemRequest& request) const override;
+  std::vector<std::string> problem_definitions(const Problem& problem) const override;
+  std::vector<BufferSpec> buffers(const Problem& problem) const override;
+  std::vector<Step> plan(const Problem& problem, const ConfigView& config) const override;
+  void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
+  HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;
+  Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
+  Work work(const Problem& problem) const override;
+
+  static Problem make_problem(std::int64_t window, std::int64_t exponents = kDefaultExponents);
+  // Shared memory one block needs as the template lays it out: the two trees of the tree maps or
+  // the sym map's tiles (static), and the staged window (dynamic).
+  static std::int64_t static_shared_bytes(std::int64_t map, std::int64_t block);
+  static std::int64_t dynamic_shared_bytes(std::int64_t stage, std::int64_t window);
+  // |minus - expected| <= rtol |expected| + atol, from the error analysis in powersum.cpp.
+  struct Tolerance {
+    double rtol, atol;
+  };
+  static Tolerance tolerance(std::int64_t window);
+};
+
+// The sums on the CPU: pow in double, sums in long double. `minus` and `plus` hold
+// alpha.size() rows of x.size() values (row j, column i).
+void power_sums(std::span<const double> x, std::span<const double> alpha, std::span<double> minus,
+                std::span<double> plus);
+
+}  // namespace cutune

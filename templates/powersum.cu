@@ -1,0 +1,248 @@
+// Powersum family: the sums of the power-law maximum-likelihood study. For a window of w sorted
+// points x and A exponents alpha > 0, in double:
+//
+//   minus[j*w + i] = sum over k <= i of |x[k] - x[i]|^alpha[j]   (the k = i term is 0^alpha = 0)
+//   plus [j*w + i] = sum over k >  i of (x[k] - x[i])^alpha[j]
+//
+// The cost is the w*w*A calls of pow(); everything else is bookkeeping around them.
+//
+// Compile-time parameters (-D definitions):
+//   CUTUNE_MAP     how (i, j) pairs map to blocks:
+//                  0 pair: one block per (i, j), its threads split k, a shared-memory tree adds
+//                    them up (the study's layout)
+//                  1 exponent: one block per j looping over i, same tree per i
+//                  2 tile: groups of KSPLIT consecutive lanes own one i and JT exponents; the
+//                    lanes split k and combine by warp shuffle; a block holds BLOCK/KSPLIT groups
+//                  3 sym: |x[k] - x[i]|^alpha is symmetric, so each pair k > i is computed once:
+//                    a block takes a 32 x 32 tile of pairs above the diagonal and JT exponents,
+//                    adds its rows into plus[i] and its columns into minus[k] with double
+//                    atomics (the plan zeroes both first). The k = i terms are 0^alpha = 0.
+//   CUTUNE_BLOCK   threads per block (power of two, >= 64)
+//   CUTUNE_FOLD    tree maps: the fold stops at stride FOLD and thread 0 adds the remaining
+//                  2*FOLD partial sums serially (1: a full tree)
+//   CUTUNE_STAGE   0: read x from global memory; 1: the block first copies the window into
+//                  shared memory (w doubles of dynamic shared memory)
+//   CUTUNE_KSPLIT  tile map: lanes per group (1, 2, 4, …, 32)
+//   CUTUNE_JT      tile map: exponents per group
+//   CUTUNE_TERM    0: pow(d, alpha) per term; 1: exp(alpha * log d), log d computed once per
+//                  (i, k) and shared by the group's JT exponents (exact for d = 0 since alpha > 0:
+//                  log 0 = -inf, exp(-inf) = 0)
+
+#define BLOCK CUTUNE_BLOCK
+#define FOLD CUTUNE_FOLD
+#define KSPLIT CUTUNE_KSPLIT
+#define JT CUTUNE_JT
+#define FULL_MASK 0xffffffffu
+
+static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "block must be a multiple of 32, at most 1024");
+static_assert(2 * FOLD <= BLOCK, "the fold leaves 2*FOLD partial sums");
+static_assert(KSPLIT <= 32 && (KSPLIT & (KSPLIT - 1)) == 0, "a group of lanes lies within one warp");
+
+extern __shared__ __align__(16) unsigned char dynamic_shared[];
+
+// The window x as this block reads it: global memory, or a shared copy. Every thread of the
+// block must call it (it synchronises when staging).
+__device__ __forceinline__ const double* window(const double* __restrict__ x, int w) {
+#if CUTUNE_STAGE
+  double* staged = reinterpret_cast<double*>(dynamic_shared);
+  for (int k = threadIdx.x; k < w; k += BLOCK) staged[k] = x[k];
+  __syncthreads();
+  return staged;
+#else
+  return x;
+#endif
+}
+
+#if CUTUNE_MAP < 2
+// ---- tree maps: a block adds up one (i, j) ------------------------------------------------------
+
+// Sums of d^alpha over this thread's share of k (k = threadIdx.x, + BLOCK, …), split at i.
+__device__ __forceinline__ void thread_sums(const double* xs, int w, int i, double a, double& m, double& p) {
+  const double xi = xs[i];
+  m = 0;
+  p = 0;
+  for (int k = threadIdx.x; k < w; k += BLOCK) {
+    const double t = pow(fabs(xs[k] - xi), a);
+    if (k <= i)
+      m += t;
+    else
+      p += t;
+  }
+}
+
+// Block-wide sums of (m, p); the results are valid in thread 0. Ends with a barrier, so the
+// tree can be reused at once.
+__device__ __forceinline__ void block_sums(double& m, double& p, double* tree_m, double* tree_p) {
+  const int t = threadIdx.x;
+  tree_m[t] = m;
+  tree_p[t] = p;
+  __syncthreads();
+  for (int stride = BLOCK / 2; stride > FOLD; stride >>= 1) {
+    if (t < stride) {
+      tree_m[t] += tree_m[t + stride];
+      tree_p[t] += tree_p[t + stride];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    m = 0;
+    p = 0;
+    for (int r = 0; r < 2 * FOLD; ++r) {
+      m += tree_m[r];
+      p += tree_p[r];
+    }
+  }
+  __syncthreads();
+}
+
+#if CUTUNE_MAP == 0
+extern "C" __global__ void __launch_bounds__(BLOCK)
+powersum_pair(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
+              double* __restrict__ minus, double* __restrict__ plus) {
+  __shared__ double tree_m[BLOCK], tree_p[BLOCK];
+  const double* xs = window(x, w);
+  const int i = blockIdx.x, j = blockIdx.y;
+  double m, p;
+  thread_sums(xs, w, i, alpha[j], m, p);
+  block_sums(m, p, tree_m, tree_p);
+  if (threadIdx.x == 0) {
+    minus[(long long)j * w + i] = m;
+    plus[(long long)j * w + i] = p;
+  }
+}
+#else
+extern "C" __global__ void __launch_bounds__(BLOCK)
+powersum_exponent(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
+                  double* __restrict__ minus, double* __restrict__ plus) {
+  __shared__ double tree_m[BLOCK], tree_p[BLOCK];
+  const double* xs = window(x, w);
+  const int j = blockIdx.x;
+  const double a = alpha[j];
+  for (int i = 0; i < w; ++i) {
+    double m, p;
+    thread_sums(xs, w, i, a, m, p);
+    block_sums(m, p, tree_m, tree_p);
+    if (threadIdx.x == 0) {
+      minus[(long long)j * w + i] = m;
+      plus[(long long)j * w + i] = p;
+    }
+  }
+}
+#endif
+
+#elif CUTUNE_MAP == 3
+// ---- sym map: tiles of pairs above the diagonal -------------------------------------------------
+
+#define SYM_TILE 32
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
+             double* __restrict__ minus, double* __restrict__ plus) {
+  __shared__ double xi[SYM_TILE], xk[SYM_TILE];
+  __shared__ double pair[SYM_TILE][SYM_TILE + 1];  // |x_k - x_i|, or its log for explog
+  __shared__ double term[SYM_TILE][SYM_TILE + 1];  // +1: row and column sums both conflict-free
+  const int t = threadIdx.x;
+
+  // blockIdx.x numbers the tiles (bi, bk), bk >= bi, row by row.
+  const int tiles_per_side = (w + SYM_TILE - 1) / SYM_TILE;
+  int bi = 0, first_of_row = 0;
+  while (first_of_row + (tiles_per_side - bi) <= (int)blockIdx.x) first_of_row += tiles_per_side - bi++;
+  const int bk = bi + (blockIdx.x - first_of_row);
+  const int i0 = bi * SYM_TILE, k0 = bk * SYM_TILE;
+
+  if (t < SYM_TILE) xi[t] = i0 + t < w ? x[i0 + t] : 0.0;
+  else if (t < 2 * SYM_TILE) xk[t - SYM_TILE] = k0 + t - SYM_TILE < w ? x[k0 + t - SYM_TILE] : 0.0;
+  __syncthreads();
+  // Distances (and logs) once per pair, shared by the block's exponents.
+  for (int p = t; p < SYM_TILE * SYM_TILE; p += BLOCK) {
+    const int r = p / SYM_TILE, c = p % SYM_TILE;
+    const double d = fabs(xk[c] - xi[r]);
+    pair[r][c] = CUTUNE_TERM == 1 ? log(d) : d;
+  }
+  __syncthreads();
+
+  for (int jj = 0; jj < JT; ++jj) {
+    const int j = blockIdx.y * JT + jj;
+    if (j >= exponents) break;  // uniform across the block
+    const double a = alpha[j];
+    for (int p = t; p < SYM_TILE * SYM_TILE; p += BLOCK) {
+      const int r = p / SYM_TILE, c = p % SYM_TILE;
+      const bool counted = k0 + c > i0 + r && k0 + c < w;  // above the diagonal, inside the window
+      term[r][c] = counted ? (CUTUNE_TERM == 1 ? exp(a * pair[r][c]) : pow(pair[r][c], a)) : 0.0;
+    }
+    __syncthreads();
+    if (t < SYM_TILE) {
+      double sum = 0;
+      for (int c = 0; c < SYM_TILE; ++c) sum += term[t][c];
+      if (i0 + t < w) atomicAdd(&plus[(long long)j * w + i0 + t], sum);
+    } else if (t < 2 * SYM_TILE) {
+      const int c = t - SYM_TILE;
+      double sum = 0;
+      for (int r = 0; r < SYM_TILE; ++r) sum += term[r][c];
+      if (k0 + c < w) atomicAdd(&minus[(long long)j * w + k0 + c], sum);
+    }
+    __syncthreads();
+  }
+}
+
+#else
+// ---- tile map: groups of lanes, each owning one i and JT exponents ------------------------------
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+powersum_tile(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
+              double* __restrict__ minus, double* __restrict__ plus) {
+  const double* xs = window(x, w);
+  const int i = blockIdx.x * (BLOCK / KSPLIT) + threadIdx.x / KSPLIT;
+  const int lane_in_group = threadIdx.x % KSPLIT;
+  const int j0 = blockIdx.y * JT;
+  // Lanes past the window still take part in the shuffles below, with nothing to add.
+  const bool active = i < w;
+
+  double a[JT], m[JT], p[JT];
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) {
+    a[jj] = j0 + jj < exponents ? alpha[j0 + jj] : 1.0;
+    m[jj] = 0;
+    p[jj] = 0;
+  }
+  if (active) {
+    const double xi = xs[i];
+    for (int k = lane_in_group; k < w; k += KSPLIT) {
+      const double d = fabs(xs[k] - xi);
+      const bool left = k <= i;
+#if CUTUNE_TERM == 1
+      const double log_d = log(d);
+#endif
+#pragma unroll
+      for (int jj = 0; jj < JT; ++jj) {
+#if CUTUNE_TERM == 1
+        const double t = exp(a[jj] * log_d);
+#else
+        const double t = pow(d, a[jj]);
+#endif
+        if (left)
+          m[jj] += t;
+        else
+          p[jj] += t;
+      }
+    }
+  }
+#pragma unroll
+  for (int offset = KSPLIT / 2; offset > 0; offset >>= 1) {
+#pragma unroll
+    for (int jj = 0; jj < JT; ++jj) {
+      m[jj] += __shfl_xor_sync(FULL_MASK, m[jj], offset);
+      p[jj] += __shfl_xor_sync(FULL_MASK, p[jj], offset);
+    }
+  }
+  if (active && lane_in_group == 0) {
+#pragma unroll
+    for (int jj = 0; jj < JT; ++jj) {
+      if (j0 + jj < exponents) {
+        minus[(long long)(j0 + jj) * w + i] = m[jj];
+        plus[(long long)(j0 + jj) * w + i] = p[jj];
+      }
+    }
+  }
+}
+#endif

@@ -1,0 +1,142 @@
+// The matmul family on the CPU: reference (full and sampled), tolerance and verification, space.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "family_test_support.hpp"
+#include "matmul.hpp"
+#include "verify.hpp"
+
+using namespace cutune;
+using namespace cutune::testing;
+
+namespace {
+
+// What a correct kernel could return where the reference computed nothing: a plausible value.
+HostBuffers plausible_actual(const HostBuffers& expected, std::int64_t k) {
+  HostBuffers actual = expected;
+  for (float& v : actual.as<float>("c"))
+    if (std::isnan(v)) v = static_cast<float>(k);  // inputs average 1: results near k
+  return actual;
+}
+
+}  // namespace
+
+TEST(MatmulReference, MatchesHandComputedProduct) {
+  const std::vector<float> a{1, 2, 3, 4, 5, 6};     // 2 x 3
+  const std::vector<float> b{7, 8, 9, 10, 11, 12};  // 3 x 2
+  const std::vector<std::int64_t> rows{0, 1};
+  std::vector<double> c(4);
+  matmul_rows(a, b, 2, 3, rows, c);
+  EXPECT_EQ(c, (std::vector<double>{58, 64, 139, 154}));
+  std::vector<double> column(2);
+  matmul_column(a, b, 2, 2, 3, 1, column);
+  EXPECT_EQ(column, (std::vector<double>{64, 154}));
+}
+
+TEST(MatmulReference, SmallProblemsAreComputedInFull) {
+  MatmulFamily family;
+  const Problem p = MatmulFamily::make_problem(70, 50, 30);
+  const HostBuffers expected = family.reference(p, generated_inputs(family, p, 1));
+  for (float v : expected.as<float>("c")) ASSERT_FALSE(std::isnan(v));
+}
+
+TEST(MatmulReference, LargeProblemsSampleEdgesAndStayWithinBudget) {
+  const auto sample = MatmulFamily::reference_sample(4096, 4096, 4096);
+  EXPECT_EQ(sample.rows.front(), 0);
+  EXPECT_EQ(sample.rows.back(), 4095);
+  EXPECT_EQ(sample.columns.front(), 0);
+  EXPECT_EQ(sample.columns.back(), 4095);
+  EXPECT_EQ(sample.rows.size(), 32u);  // 2^29 multiply-adds of 4096 x 4096 each
+  EXPECT_EQ(sample.columns.size(), 32u);
+  EXPECT_TRUE(std::is_sorted(sample.rows.begin(), sample.rows.end()));
+  const auto again = MatmulFamily::reference_sample(4096, 4096, 4096);
+  EXPECT_EQ(sample.rows, again.rows);  // every config is checked on the same elements
+  const auto non_square = MatmulFamily::reference_sample(3000, 1500, 2500);
+  EXPECT_EQ(non_square.rows.back(), 2999);
+  EXPECT_EQ(non_square.columns.back(), 1499);
+}
+
+TEST(MatmulVerify, AcceptsTheReferenceAndFindsAPlantedMismatch) {
+  MatmulFamily family;
+  const Problem p = MatmulFamily::make_problem(70, 50, 30);
+  const HostBuffers expected = family.reference(p, generated_inputs(family, p, 2));
+  EXPECT_TRUE(family.compare(p, expected, expected).ok);
+
+  HostBuffers wrong = expected;
+  const double rtol = gamma_bound(30, kFloatUnitRoundoff) + 2 * kFloatUnitRoundoff;
+  wrong.as<float>("c")[13 * 50 + 7] *= static_cast<float>(1 + 3 * rtol);
+  wrong.as<float>("c")[60 * 50 + 1] = 0;
+  const Verdict v = family.compare(p, expected, wrong);
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.first_bad_index, 13 * 50 + 7);
+  EXPECT_NE(v.message.find("row 13, column 7"), std::string::npos) << v.message;
+
+  HostBuffers close = expected;
+  close.as<float>("c")[13 * 50 + 7] *= static_cast<float>(1 + rtol / 4);
+  EXPECT_TRUE(family.compare(p, expected, close).ok);
+}
+
+TEST(MatmulVerify, NaNAndUnwrittenNeverPassEvenWhereTheReferenceSampled) {
+  MatmulFamily family;
+  const Problem p = MatmulFamily::make_problem(1024, 1024, 1025);  // past the full-reference budget
+  const HostBuffers expected = family.reference(p, generated_inputs(family, p, 3));
+  const auto sample = MatmulFamily::reference_sample(1024, 1024, 1025);
+  ASSERT_LT(sample.rows.size(), 1024u);
+  std::int64_t unchecked_row = 1;
+  while (std::binary_search(sample.rows.begin(), sample.rows.end(), unchecked_row)) ++unchecked_row;
+  std::int64_t unchecked_column = 1;
+  while (std::find(sample.columns.begin(), sample.columns.end(), unchecked_column) != sample.columns.end()) ++unchecked_column;
+  const std::int64_t unchecked = unchecked_row * 1024 + unchecked_column;
+  ASSERT_TRUE(std::isnan(expected.as<float>("c")[unchecked]));
+
+  const HostBuffers actual = plausible_actual(expected, 1025);
+  EXPECT_TRUE(family.compare(p, expected, actual).ok);
+  HostBuffers nan = actual;
+  nan.as<float>("c")[unchecked] = std::nanf("");
+  EXPECT_EQ(family.compare(p, expected, nan).first_bad_index, unchecked);
+  HostBuffers poisoned = actual;
+  std::memset(&poisoned.as<float>("c")[unchecked], 0xA5, 4);
+  EXPECT_EQ(family.compare(p, expected, poisoned).first_bad_index, unchecked);
+
+  // A sampled column catches a wrong element in a row that was not sampled.
+  HostBuffers wrong = actual;
+  const std::int64_t in_column = unchecked_row * 1024 + sample.columns[1];
+  wrong.as<float>("c")[in_column] *= 1.01f;
+  EXPECT_EQ(family.compare(p, expected, wrong).first_bad_index, in_column);
+}
+
+TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
+  MatmulFamily family;
+  int big_register_tiles = 0;
+  for_each_config_on_both_devices(family, [&](const DeviceLimits& limits, const ConfigView& c) {
+    const std::int64_t threads = MatmulFamily::threads(c["tile"], c["ept"]);
+    EXPECT_GE(threads, 32);
+    EXPECT_LE(threads, limits.max_threads_per_block);
+    EXPECT_LE(MatmulFamily::static_shared_bytes(c["algo"], c["tile"], c["pad"]), limits.max_shared_per_block);
+    if (c["algo"] == MatmulFamily::regtile) {
+      EXPECT_EQ(c["ept"] % 4, 0);
+      big_register_tiles += c["tile"] == 128 && c["ept"] == 8;
+    }
+  });
+  EXPECT_GT(big_register_tiles, 0);  // the kernel that has to compete with cuBLAS is there
+  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 300u);
+}
+
+TEST(MatmulProblems, DefaultsAndValidation) {
+  MatmulFamily family;
+  const auto defaults = family.problems({});
+  ASSERT_EQ(defaults.size(), 3u);
+  EXPECT_EQ(defaults[0].key, "m=1024,n=1024,k=1024,type=float32");
+  const auto& odd = defaults[2].fields;
+  EXPECT_NE(odd["m"], odd["n"]);
+  for (const char* d : {"m", "n", "k"}) EXPECT_NE(odd[d].get<std::int64_t>() % 128, 0) << d;
+  EXPECT_EQ(family.problems({std::nullopt, {512}}).at(0).key, "m=512,n=512,k=512,type=float32");
+  EXPECT_THROW(family.problems({"float64", {}}), UsageError);
+  EXPECT_THROW(family.problems({std::nullopt, {0}}), UsageError);
+  const Work w = family.work(defaults[0]);
+  EXPECT_DOUBLE_EQ(w.flops, 2.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(w.bytes, 3.0 * 1024 * 1024 * 4);
+}
