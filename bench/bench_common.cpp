@@ -34,7 +34,10 @@ BenchArgs parse_bench_args(int argc, char** argv) {
   return args;
 }
 
-DeviceBytes::DeviceBytes(std::size_t bytes) : bytes_(bytes) { CUTUNE_CUDART(cudaMalloc(&pointer_, std::max<std::size_t>(bytes, 1))); }
+DeviceBytes::DeviceBytes(std::size_t bytes) : bytes_(bytes) {
+  CUTUNE_CUDART(cudaMalloc(&pointer_, std::max<std::size_t>(bytes, 1)));
+  CUTUNE_CUDART(cudaMemset(pointer_, 0, bytes));  // baselines that accumulate start from zero
+}
 
 DeviceBytes::DeviceBytes(const std::vector<std::byte>& host) : DeviceBytes(host.size()) {
   CUTUNE_CUDART(cudaMemcpy(pointer_, host.data(), host.size(), cudaMemcpyHostToDevice));
@@ -205,15 +208,6 @@ std::string bench_git_commit() {
   return commit;
 }
 
-BenchArgs parse_bench_args(int argc, char** argv) {
-  BenchArgs args{db::default_database_path(), 0};
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (!std::strcmp(argv[i], "--db")) args.db_path = argv[i + 1];
-    if (!std::strcmp(argv[i], "--device")) args.device = std::atoi(argv[i + 1]);
-  }
-  return args;
-}
-
 BenchSession::BenchSession(const BenchArgs& args) : device(args.device), store(args.db_path) {
   CUTUNE_CUDART(cudaSetDevice(args.device));
   CUTUNE_CUDART(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -244,18 +238,6 @@ HostBuffers bench_inputs(const Family& family, const Problem& problem) {
   family.generate_inputs(problem, kInputSeed, inputs);
   return inputs;
 }
-
-DeviceBytes::DeviceBytes(std::size_t bytes) : bytes_(bytes) {
-  CUTUNE_CUDART(cudaMalloc(&pointer_, bytes));
-  CUTUNE_CUDART(cudaMemset(pointer_, 0, bytes));
-}
-
-DeviceBytes::DeviceBytes(const std::vector<std::byte>& host) : bytes_(host.size()) {
-  CUTUNE_CUDART(cudaMalloc(&pointer_, bytes_));
-  CUTUNE_CUDART(cudaMemcpy(pointer_, host.data(), bytes_, cudaMemcpyHostToDevice));
-}
-
-DeviceBytes::~DeviceBytes() { cudaFree(pointer_); }
 
 std::vector<std::byte> DeviceBytes::download() const {
   std::vector<std::byte> host(bytes_);

@@ -36,7 +36,7 @@ struct BenchArgs {
 };
 BenchArgs parse_bench_args(int argc, char** argv);
 
-// A cudaMalloc'ed buffer, optionally filled from the host.
+// A cudaMalloc'ed buffer, zeroed or filled from the host.
 class DeviceBytes {
  public:
   explicit DeviceBytes(std::size_t bytes);
@@ -45,7 +45,10 @@ class DeviceBytes {
   DeviceBytes(const DeviceBytes&) = delete;  // owns the allocation
   DeviceBytes& operator=(const DeviceBytes&) = delete;
   void* get() const { return pointer_; }
+  template <class T>
+  T* as() const { return static_cast<T*>(pointer_); }
   std::size_t bytes() const { return bytes_; }
+  std::vector<std::byte> download() const;
 
  private:
   void* pointer_ = nullptr;
@@ -122,13 +125,6 @@ Outcome run_config(Device& device, const Family& family, const Problem& problem,
 
 std::string bench_git_commit();
 
-// --db PATH and --device N, the options every bench takes.
-struct BenchArgs {
-  std::string db_path;
-  int device = 0;
-};
-BenchArgs parse_bench_args(int argc, char** argv);
-
 // What every bench program sets up: the device (current for the runtime API too), a stream,
 // the database and the measurement method.
 class BenchSession {
@@ -158,21 +154,5 @@ StoredRun run_best_stored(BenchSession& session, const Family& family, const Pro
 // The inputs run_config measures a family on (same generator, same seed), for baselines.
 HostBuffers bench_inputs(const Family& family, const Problem& problem);
 
-// Device memory holding a copy of host bytes (or zeros), freed on destruction.
-class DeviceBytes {
- public:
-  explicit DeviceBytes(std::size_t bytes);
-  explicit DeviceBytes(const std::vector<std::byte>& host);
-  ~DeviceBytes();
-  DeviceBytes(const DeviceBytes&) = delete;  // owns the allocation
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-  template <class T>
-  T* as() const { return static_cast<T*>(pointer_); }
-  std::vector<std::byte> download() const;
-
- private:
-  void* pointer_ = nullptr;
-  std::size_t bytes_ = 0;
-};
 
 }  // namespace cutune::bench

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -170,8 +171,20 @@ void EvaluationWorker::stop(bool kill_now) {
   if (kill_now) kill(pid_, SIGKILL);
   close(to_worker_);  // end of stdin: a healthy worker exits by itself
   close(from_worker_);
+  // A killed worker whose kernel still spins can take the driver a while to tear down; wait a
+  // bounded time, then go on (the replacement gets its own context) and reap it later.
   int status = 0;
-  waitpid(pid_, &status, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kill_now ? 15 : 60);
+  while (waitpid(pid_, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "cutune: GPU worker %d has not exited yet; continuing without waiting for it\n", static_cast<int>(pid_));
+      abandoned_.push_back(pid_);
+      break;
+    }
+    usleep(10000);
+  }
+  for (auto it = abandoned_.begin(); it != abandoned_.end();)
+    it = waitpid(*it, &status, WNOHANG) != 0 ? abandoned_.erase(it) : it + 1;
   pid_ = -1;
   to_worker_ = from_worker_ = -1;
   problem_sent_ = false;  // a replacement worker starts with no problem
@@ -286,7 +299,9 @@ int serve_worker(int device_ordinal) {
         nlohmann::json reply = to_json(outcome);
         reply["exiting"] = !evaluator->usable();
         write_frame(STDOUT_FILENO, reply);
-        if (!evaluator->usable()) return 0;  // sticky fault or hang: let the parent start a fresh worker
+        // Sticky fault or hang: leave at once, without destructors, which would wait on the
+        // context (and so on a kernel that may never finish); the parent starts a fresh worker.
+        if (!evaluator->usable()) _exit(0);
       } else {
         throw Error("unknown request '" + op + "'");
       }

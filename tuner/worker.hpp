@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,7 @@ class EvaluationWorker {
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   int restarts_ = 0;
+  std::vector<pid_t> abandoned_;  // killed workers not yet reaped
 };
 
 // Where the worker executable is: $CUTUNE_WORKER, else cutune-worker beside the running
