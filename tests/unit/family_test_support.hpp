@@ -48,4 +48,19 @@ inline void for_each_config_on_both_devices(const Family& family,
   EXPECT_LT(sizes[1], sizes[0]);
 }
 
+// Every config of `family` on `limits` passes `holds` (which names what it checks); returns how
+// many configs there were.
+inline std::size_t expect_every_config(const Family& family, const DeviceLimits& limits,
+                                       const std::function<void(const ConfigView&)>& holds) {
+  const Space space = family.space(limits);
+  const auto configs = space.enumerate();
+  for (const auto& config : configs) {
+    SCOPED_TRACE(space.key(config));
+    const ConfigView c(space, config);
+    EXPECT_LE(c["block"], limits.max_threads_per_block);
+    holds(c);
+  }
+  return configs.size();
+}
+
 }  // namespace cutune::testing

@@ -5,7 +5,7 @@
 
 #include "copy.hpp"
 #include "core/error.hpp"
-#include "family_testing.hpp"
+#include "family_test_support.hpp"
 
 using namespace cutune;
 using namespace cutune::testing;
@@ -32,7 +32,7 @@ TEST(CopyReference, GathersWithOffsetAndStride) {
   ASSERT_EQ(specs.size(), 2u);
   EXPECT_EQ(specs[0].bytes, (3 + 4 * 4 + 1) * 4);  // the last element read is in[3 + 4*4]
   EXPECT_EQ(specs[1].bytes, 5 * 4);
-  const HostBuffers inputs = inputs_for(copy, p, 1);
+  const HostBuffers inputs = generated_inputs(copy, p, 1);
   const auto in = inputs.as<float>("in");
   for (const float v : in) EXPECT_NE(v, 0.0f);
   const HostBuffers expected = copy.reference(p, inputs);
@@ -42,7 +42,7 @@ TEST(CopyReference, GathersWithOffsetAndStride) {
 
 TEST(CopyVerify, ExactWithTheFirstBadIndex) {
   const Problem p = CopyFamily::make_problem(10'000, 1, 1);
-  const HostBuffers expected = copy.reference(p, inputs_for(copy, p, 2));
+  const HostBuffers expected = copy.reference(p, generated_inputs(copy, p, 2));
   EXPECT_TRUE(copy.compare(p, expected, expected).ok);
   HostBuffers wrong = expected;
   wrong.as<float>("out")[9'999] = std::nextafter(wrong.as<float>("out")[9'999], 0.0f);  // the last element

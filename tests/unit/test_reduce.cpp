@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "core/error.hpp"
-#include "family_testing.hpp"
+#include "family_test_support.hpp"
 #include "reduce.hpp"
 
 using namespace cutune;
@@ -62,7 +62,7 @@ TEST(ReduceReference, HandComputed) {
 
 TEST(ReduceInputs, SumsGetEighthsMinimaAUniqueExtreme) {
   const Problem sum = ReduceFamily::make_problem(100'000, ReductionOp::sum, "float32");
-  const HostBuffers a = inputs_for(reduce, sum, 5), b = inputs_for(reduce, sum, 5), c = inputs_for(reduce, sum, 6);
+  const HostBuffers a = generated_inputs(reduce, sum, 5), b = generated_inputs(reduce, sum, 5), c = generated_inputs(reduce, sum, 6);
   EXPECT_EQ(a.all(), b.all());
   EXPECT_NE(a.all(), c.all());
   for (const float v : a.as<float>("in")) {
@@ -71,7 +71,7 @@ TEST(ReduceInputs, SumsGetEighthsMinimaAUniqueExtreme) {
     ASSERT_LE(std::fabs(v), 63.0f / 8);
   }
   const Problem min = ReduceFamily::make_problem(100'000, ReductionOp::min, "float32");
-  const HostBuffers min_inputs = inputs_for(reduce, min, 5);
+  const HostBuffers min_inputs = generated_inputs(reduce, min, 5);
   const auto values = min_inputs.as<float>("in");
   const auto lowest = std::min_element(values.begin(), values.end());
   EXPECT_EQ(*lowest, -9.0f);
@@ -82,7 +82,7 @@ TEST(ReduceInputs, SumsGetEighthsMinimaAUniqueExtreme) {
 // The claim the tight sum check rests on: generated sums are the same in any order of additions.
 TEST(ReduceInputs, FloatSumsOfGeneratedDataDoNotDependOnTheOrder) {
   const Problem p = ReduceFamily::make_problem(1 << 22, ReductionOp::sum, "float32");
-  const HostBuffers inputs = inputs_for(reduce, p, 11);
+  const HostBuffers inputs = generated_inputs(reduce, p, 11);
   const auto values = inputs.as<float>("in");
   const float exact = reduce.reference(p, inputs).as<float>("out")[0];
   float forward = 0, backward = 0;
@@ -104,7 +104,7 @@ TEST(ReduceInputs, FloatSumsOfGeneratedDataDoNotDependOnTheOrder) {
 
 TEST(ReduceVerify, SumToleranceAdmitsRoundingAndCatchesOneLostElement) {
   const Problem p = ReduceFamily::make_problem(1 << 22, ReductionOp::sum, "float32");
-  const HostBuffers expected = expected_for(p, inputs_for(reduce, p, 3));
+  const HostBuffers expected = expected_for(p, generated_inputs(reduce, p, 3));
   const float want = expected.as<float>("out")[0];
   const double tolerance = expected.as<double>("tolerance")[0];
   EXPECT_GT(tolerance, 0);
@@ -124,7 +124,7 @@ TEST(ReduceVerify, SumToleranceAdmitsRoundingAndCatchesOneLostElement) {
 
 TEST(ReduceVerify, DoubleSumsAreCheckedToo) {
   const Problem p = ReduceFamily::make_problem(100'003, ReductionOp::sum, "float64");
-  const HostBuffers expected = expected_for(p, inputs_for(reduce, p, 9));
+  const HostBuffers expected = expected_for(p, generated_inputs(reduce, p, 9));
   const double want = expected.as<double>("out")[0];
   EXPECT_TRUE(reduce.compare(p, expected, device_result(want)).ok);
   EXPECT_FALSE(reduce.compare(p, expected, device_result(want - 0.125)).ok);
@@ -134,7 +134,7 @@ TEST(ReduceVerify, DoubleSumsAreCheckedToo) {
 TEST(ReduceVerify, MinAndMaxAreExact) {
   for (const ReductionOp op : {ReductionOp::min, ReductionOp::max}) {
     const Problem p = ReduceFamily::make_problem(50'000, op, "float32");
-    const HostBuffers inputs = inputs_for(reduce, p, 2);
+    const HostBuffers inputs = generated_inputs(reduce, p, 2);
     const HostBuffers expected = expected_for(p, inputs);
     const float want = expected.as<float>("out")[0];
     EXPECT_EQ(want, op == ReductionOp::min ? -9.0f : 9.0f);

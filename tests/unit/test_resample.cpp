@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
-#include "family_testing.hpp"
+#include "family_test_support.hpp"
 #include "resample.hpp"
 
 using namespace cutune;
@@ -69,7 +69,7 @@ TEST(ResampleReference, HandComputedWithAPartialLastWindow) {
 
 TEST(ResampleReference, LastWindowOfADayWithSevenPointWindows) {
   const Problem p = ResampleFamily::make_problem(2, 86'400, 7, ReductionOp::mean);
-  const HostBuffers inputs = inputs_for(resample, p, 4);
+  const HostBuffers inputs = generated_inputs(resample, p, 4);
   const auto in = inputs.as<float>("in");
   const HostBuffers expected = resample.reference(p, inputs);
   const auto out = expected.as<float>("out");
@@ -84,14 +84,14 @@ TEST(ResampleReference, LastWindowOfADayWithSevenPointWindows) {
 
 TEST(ResampleInputs, NonZeroDeterministicAndSuitedToTheOperator) {
   const Problem mean = ResampleFamily::make_problem(3, 1000, 6, ReductionOp::mean);
-  const HostBuffers a = inputs_for(resample, mean, 8), b = inputs_for(resample, mean, 8), c = inputs_for(resample, mean, 9);
+  const HostBuffers a = generated_inputs(resample, mean, 8), b = generated_inputs(resample, mean, 8), c = generated_inputs(resample, mean, 9);
   EXPECT_EQ(a.all(), b.all());
   EXPECT_NE(a.all(), c.all());
   for (const float v : a.as<float>("in")) {
     ASSERT_NE(v, 0.0f);
     ASSERT_EQ(v * 8, std::round(v * 8));  // eighths: window sums are exact in any order
   }
-  const HostBuffers max_inputs = inputs_for(resample, ResampleFamily::make_problem(3, 1000, 6, ReductionOp::max), 8);
+  const HostBuffers max_inputs = generated_inputs(resample, ResampleFamily::make_problem(3, 1000, 6, ReductionOp::max), 8);
   const auto extremes = max_inputs.as<float>("in");
   EXPECT_EQ(std::count(extremes.begin(), extremes.end(), 0.0f), 0);
   EXPECT_GT(std::count_if(extremes.begin(), extremes.end(), [](float v) { return v * 8 != std::round(v * 8); }), 2900);
@@ -99,7 +99,7 @@ TEST(ResampleInputs, NonZeroDeterministicAndSuitedToTheOperator) {
 
 TEST(ResampleVerify, FirstMismatchNaNAndTheMeansRounding) {
   const Problem p = ResampleFamily::make_problem(4, 86'400, 7, ReductionOp::mean);
-  const HostBuffers expected = resample.reference(p, inputs_for(resample, p, 1));
+  const HostBuffers expected = resample.reference(p, generated_inputs(resample, p, 1));
   EXPECT_TRUE(resample.compare(p, expected, expected).ok);
 
   HostBuffers rounded = expected;  // one ulp off wherever a division rounds (a zero sum divides exactly)
