@@ -24,6 +24,8 @@ double largest_point() { return std::pow(kTailCut, -1 / kParetoTail); }
 
 std::int64_t window_of(const Problem& p) { return p.fields["w"].get<std::int64_t>(); }
 std::int64_t exponents_of(const Problem& p) { return p.fields["a"].get<std::int64_t>(); }
+// Problems stored before the field existed had random exponents.
+bool grid_alphas(const Problem& p) { return p.fields.value("alphas", std::string("random")) == "grid"; }
 
 }  // namespace
 
@@ -49,8 +51,10 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
       .axis("fold", {1, 8, 32}, "tree maps: fold stops at this stride; thread 0 adds the last 2*fold sums")
       .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
       .axis("ksplit", {1, 8, 32}, "tile map: lanes splitting k for one (i, exponent tile)")
-      .axis("jt", {1, 4, 8}, "tile map: exponents per lane group")
-      .labelled_axis("term", {"pow", "explog"}, "pow(d, a) per term, or exp(a log d) with log d shared by jt exponents")
+      .axis("jt", {1, 4, 8, 16, kMaxExponentsPerGroup}, "tile and sym maps: exponents per lane group (per block for sym)")
+      .labelled_axis("term", {"pow", "explog", "ladder"},
+                     "pow(d, a) per term; exp(a log d) with log d shared by jt exponents; or, where the exponents are "
+                     "evenly spaced, d^a0 times (d^step)^jj: two exp per jt exponents")
       .require("tree maps use one lane group of one exponent and pow (ksplit = jt = 1, term = pow)",
                [](const ConfigView& c) {
                  return c["map"] >= tile || (c["ksplit"] == 1 && c["jt"] == 1 && c["term"] == pow_term);
@@ -58,8 +62,14 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
       .require("tile and sym maps have no tree to fold (fold = 1)", [](const ConfigView& c) { return c["map"] < tile || c["fold"] == 1; })
       .require("sym loads its own tiles of x and splits no k (stage = global, ksplit = 1)",
                [](const ConfigView& c) { return c["map"] != sym || (c["stage"] == 0 && c["ksplit"] == 1); })
-      .require("explog shares log d between exponents (jt > 1)",
+      .require("explog and ladder share log d between exponents (jt > 1)",
                [](const ConfigView& c) { return c["term"] == pow_term || c["jt"] > 1; })
+      .require("ladder in the tile map only", [](const ConfigView& c) { return c["term"] != ladder_term || c["map"] == tile; })
+      // Beyond 8 exponents per group a thread holds 16+ accumulators: worth it only where the
+      // exponent cost per group is shared, and then with lane groups that split k.
+      .require("jt 16 and 32 only for ladder or sym", [](const ConfigView& c) {
+        return c["jt"] <= 8 || c["term"] == ladder_term || c["map"] == sym;
+      })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory (trees + the largest staged window) <= device opt-in limit per block",
@@ -69,7 +79,7 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
   return s;
 }
 
-Problem PowersumFamily::make_problem(std::int64_t window, std::int64_t exponents) {
+Problem PowersumFamily::make_problem(std::int64_t window, std::int64_t exponents, Alphas alphas) {
   if (window <= 0) throw UsageError("--n must be positive (got " + std::to_string(window) + ")");
   if (window > kMaxWindow)
     throw UsageError(fmt::format("powersum windows hold at most {} points (got {})", kMaxWindow, window));
@@ -77,18 +87,21 @@ Problem PowersumFamily::make_problem(std::int64_t window, std::int64_t exponents
   Problem p;
   p.size = window;
   p.dtype = "float64";
-  p.key = fmt::format("w={},a={},type=float64", window, exponents);
-  p.fields = {{"w", window}, {"a", exponents}, {"type", "float64"}};
+  const char* spread = alphas == Alphas::grid ? "grid" : "random";
+  p.key = fmt::format("w={},a={},alphas={},type=float64", window, exponents, spread);
+  p.fields = {{"w", window}, {"a", exponents}, {"alphas", spread}, {"type", "float64"}};
   return p;
 }
 
 std::vector<Problem> PowersumFamily::problems(const ProblemRequest& request) const {
   if (request.type && *request.type != "float64")
     throw UsageError("unknown --type '" + *request.type + "' (this kernel takes: float64)");
-  // The study's window of 500 points and 80 exponents, and a window four times as long.
-  const std::vector<std::int64_t> defaults{500, 2000};
+  // The study's window of 500 points and 80 candidate exponents, a window four times as long,
+  // and the study's window with exponents that are no grid (where the ladder cannot help).
+  if (request.sizes.empty())
+    return {make_problem(500), make_problem(2000), make_problem(500, kDefaultExponents, Alphas::random)};
   std::vector<Problem> list;
-  for (std::int64_t w : request.sizes.empty() ? defaults : request.sizes) list.push_back(make_problem(w));
+  for (std::int64_t w : request.sizes) list.push_back(make_problem(w));
   return list;
 }
 
@@ -133,9 +146,13 @@ void PowersumFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostB
   for (double& v : x) v = std::pow(v, -1 / kParetoTail);
   std::sort(x.begin(), x.end());
   auto alpha = inputs.as<double>("alpha");
-  fill_uniform(alpha, kAlphaMin, kAlphaMax, seed ^ 0xa1fa);
-  std::sort(alpha.begin(), alpha.end());
-  (void)p;
+  if (grid_alphas(p)) {
+    const double step = alpha.size() > 1 ? (kAlphaMax - kAlphaMin) / static_cast<double>(alpha.size() - 1) : 0.0;
+    for (std::size_t j = 0; j < alpha.size(); ++j) alpha[j] = kAlphaMin + static_cast<double>(j) * step;
+  } else {
+    fill_uniform(alpha, kAlphaMin, kAlphaMax, seed ^ 0xa1fa);
+    std::sort(alpha.begin(), alpha.end());
+  }
 }
 
 void power_sums(std::span<const double> x, std::span<const double> alpha, std::span<double> minus,
@@ -171,19 +188,26 @@ HostBuffers PowersumFamily::reference(const Problem& p, const HostBuffers& input
   return expected;
 }
 
-// Every sum has at most w non-negative terms t = d^a.
+// Every sum has at most w non-negative terms t = d^a, a in [a_min, a_max], L = ln d.
 //  - Summing them in any order (any map, fold or k split) costs at most gamma_w relative.
-//  - Each term on the GPU: pow is within 2 ulp (4u) in CUDA's math library. explog computes
-//    exp(a log d): log and exp are within 1 ulp each, and the argument z = a log d is off by at
-//    most 3u|z|, which exp turns into a relative error 3u|z|. For d >= 1, |z| <= a_max ln(D)
-//    with D the largest difference; for d < 1 the term is e^-|z| and its absolute error
-//    3u|z|e^-|z| is at most 3u/e, hence the absolute part below.
+//  - Each term on the GPU:
+//    pow is within 2 ulp (4u) in CUDA's math library.
+//    explog computes exp(a L): log and exp are within 1 ulp each, and the argument z = a L is
+//    off by at most 3u|z|, which exp turns into a relative error 3u|z|.
+//    ladder computes d^a0 (d^step)^jj: (u + 3u a0|L|) + jj (u + 3u step|L|) + jj u for the
+//    multiplies, that is (2 jj + 1)u + 3u a|L|; and the exponents may sit off the line
+//    a0 + jj step by the template's LADDER_SLACK (8u a relative), which adds 8u a_max|L|.
+//    So every term is within (2 jt_max + 1)u + 11u a_max|L| relative. For d >= 1, |L| <= ln D
+//    with D the largest difference. For d < 1 the |L| part is absolute instead:
+//    11u a_max |L| d^a <= 11u a_max |L| e^(-a_min |L|) <= 11u (a_max / a_min) / e.
 //  - The reference uses the host's pow (within 1 ulp), sums in long double and rounds once: 3u.
 PowersumFamily::Tolerance PowersumFamily::tolerance(std::int64_t window) {
   const double u = kDoubleUnitRoundoff;
   const double w = static_cast<double>(window);
-  const double exponent_amplification = 3 * kAlphaMax * std::log(largest_point());
-  return {gamma_bound(w, u) + u * (exponent_amplification + 4 + 3), w * 3 * u / std::numbers::e};
+  constexpr double argument_error = 11;  // in units of u a_max |L|
+  const double per_term = 2.0 * kMaxExponentsPerGroup + 1;
+  return {gamma_bound(w, u) + u * (argument_error * kAlphaMax * std::log(largest_point()) + per_term + 3),
+          w * argument_error * u * (kAlphaMax / kAlphaMin) / std::numbers::e};
 }
 
 // Within the tolerance, and never negative: a sum of non-negative terms is non-negative in any

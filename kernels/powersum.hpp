@@ -12,7 +12,7 @@ class PowersumFamily : public Family {
  public:
   enum Map : std::int64_t { pair = 0, exponent = 1, tile = 2, sym = 3 };
   static constexpr std::int64_t kSymTile = 32;  // the sym map's tiles of pairs (see the template)
-  enum Term : std::int64_t { pow_term = 0, explog_term = 1 };
+  enum Term : std::int64_t { pow_term = 0, explog_term = 1, ladder_term = 2 };
 
   // Windows are staged whole in shared memory (the study's windows are a few hundred to a few
   // thousand points): at most 48 KiB, so no opt-in is needed on any supported GPU.
@@ -32,7 +32,10 @@ class PowersumFamily : public Family {
   Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
   Work work(const Problem& problem) const override;
 
-  static Problem make_problem(std::int64_t window, std::int64_t exponents = kDefaultExponents);
+  // How the exponents are spread over [1.5, 3.5]: an evenly spaced candidate grid, as an MLE scan
+  // uses (Clauset et al.'s plfit scans 1.5:0.01:3.5), or sorted uniform draws.
+  enum class Alphas { grid, random };
+  static Problem make_problem(std::int64_t window, std::int64_t exponents = kDefaultExponents, Alphas alphas = Alphas::grid);
   // Shared memory one block needs as the template lays it out: the two trees of the tree maps or
   // the sym map's tiles (static), and the staged window (dynamic).
   static std::int64_t static_shared_bytes(std::int64_t map, std::int64_t block);
@@ -42,6 +45,7 @@ class PowersumFamily : public Family {
     double rtol, atol;
   };
   static Tolerance tolerance(std::int64_t window);
+  static constexpr std::int64_t kMaxExponentsPerGroup = 32;  // the largest jt; the ladder's error grows with it
 };
 
 // The sums on the CPU: pow in double, sums in long double. `minus` and `plus` hold

@@ -4,7 +4,7 @@
 //   minus[j*w + i] = sum over k <= i of |x[k] - x[i]|^alpha[j]   (the k = i term is 0^alpha = 0)
 //   plus [j*w + i] = sum over k >  i of (x[k] - x[i])^alpha[j]
 //
-// The cost is the w*w*A calls of pow(); everything else is bookkeeping around them.
+// The cost is the w*w*A powers; everything else is bookkeeping around them.
 //
 // Compile-time parameters (-D definitions):
 //   CUTUNE_MAP     how (i, j) pairs map to blocks:
@@ -27,6 +27,10 @@
 //   CUTUNE_TERM    0: pow(d, alpha) per term; 1: exp(alpha * log d), log d computed once per
 //                  (i, k) and shared by the group's JT exponents (exact for d = 0 since alpha > 0:
 //                  log 0 = -inf, exp(-inf) = 0)
+//                  2 (tile map) ladder: where the group's exponents are evenly spaced, as an MLE
+//                  scan's candidate grid is, d^(a0 + jj step) = d^a0 (d^step)^jj: two exp and
+//                  JT - 1 multiplies per (i, k) instead of JT exp. Exponents that are not evenly
+//                  spaced (checked per group at run time) take the explog path.
 
 #define BLOCK CUTUNE_BLOCK
 #define FOLD CUTUNE_FOLD
@@ -188,6 +192,82 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
 #else
 // ---- tile map: groups of lanes, each owning one i and JT exponents ------------------------------
 
+// The ladder's test for evenly spaced exponents: each may sit this far (relative) from the line
+// through the group's first and last: a few roundings of a grid like 1.5 + j * 0.025. The
+// tolerance (kernels/powersum.cpp) accounts for it.
+#define LADDER_SLACK (4 * 2.220446049250313e-16)
+
+// The group's exponents, and for the ladder whether they are evenly spaced (a0 + jj * step). The
+// same for every thread of the block (they share blockIdx.y), so branching on it never diverges.
+struct Exponents {
+  double a[JT];  // past the last exponent: 1.0, whose sums are computed and dropped
+  int count;     // exponents of this group that exist
+  double a0, step;
+  bool even;
+};
+
+__device__ __forceinline__ Exponents group_exponents(const double* __restrict__ alpha, int j0, int exponents) {
+  Exponents e;
+  e.count = min(JT, exponents - j0);
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) e.a[jj] = jj < e.count ? alpha[j0 + jj] : 1.0;
+  e.a0 = e.a[0];
+  e.step = e.count > 1 ? (alpha[j0 + e.count - 1] - e.a0) / (e.count - 1) : 0.0;
+  e.even = true;
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj)
+    if (jj < e.count) e.even = e.even && fabs(e.a[jj] - (e.a0 + jj * e.step)) <= LADDER_SLACK * e.a[jj];
+  return e;
+}
+
+// Adds d^a[jj] for this lane's k in [begin, end) to acc[jj].
+__device__ __forceinline__ void add_terms(const double* xs, double xi, int begin, int end, int lane_in_group,
+                                          const Exponents& e, double (&acc)[JT]) {
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
+  for (int k = begin + lane_in_group; k < end; k += KSPLIT) {
+    const double d = fabs(xs[k] - xi);
+#if CUTUNE_TERM == 0
+#pragma unroll
+    for (int jj = 0; jj < JT; ++jj) acc[jj] += pow(d, e.a[jj]);
+#else
+    const double log_d = log(d);
+#if CUTUNE_TERM == 2
+    if (e.even) {
+      // d^(a0 + jj step) = d^a0 * (d^step)^jj: two exponentials and JT - 1 multiplies per k.
+      // d = 0 (k = i, or repeated points) adds 0^a = 0; skipping it also avoids 0 * inf.
+      if (d > 0) {
+        double t = exp(e.a0 * log_d);
+        const double ratio = exp(e.step * log_d);
+#pragma unroll
+        for (int jj = 0; jj < JT; ++jj) {
+          acc[jj] += t;
+          t *= ratio;
+        }
+      }
+      continue;
+    }
+#endif
+    // exp(a log d), log d shared by the group's exponents (exact for d = 0: exp(-inf) = 0).
+#pragma unroll
+    for (int jj = 0; jj < JT; ++jj) acc[jj] += exp(e.a[jj] * log_d);
+#endif
+  }
+}
+
+// Sums acc over the KSPLIT lanes of each group, and lane 0 of the group writes the existing ones.
+__device__ __forceinline__ void write_group_sums(double (&acc)[JT], bool active, int lane_in_group, const Exponents& e,
+                                                 int j0, int w, int i, double* __restrict__ sums) {
+#pragma unroll
+  for (int offset = KSPLIT / 2; offset > 0; offset >>= 1)
+#pragma unroll
+    for (int jj = 0; jj < JT; ++jj) acc[jj] += __shfl_xor_sync(FULL_MASK, acc[jj], offset);
+  if (active && lane_in_group == 0)
+#pragma unroll
+    for (int jj = 0; jj < JT; ++jj)
+      if (jj < e.count) sums[(long long)(j0 + jj) * w + i] = acc[jj];
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK)
 powersum_tile(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
               double* __restrict__ minus, double* __restrict__ plus) {
@@ -195,54 +275,15 @@ powersum_tile(const double* __restrict__ x, const double* __restrict__ alpha, in
   const int i = blockIdx.x * (BLOCK / KSPLIT) + threadIdx.x / KSPLIT;
   const int lane_in_group = threadIdx.x % KSPLIT;
   const int j0 = blockIdx.y * JT;
-  // Lanes past the window still take part in the shuffles below, with nothing to add.
+  const Exponents e = group_exponents(alpha, j0, exponents);
+  // Lanes past the window still take part in the shuffles, with nothing to add.
   const bool active = i < w;
-
-  double a[JT], m[JT], p[JT];
-#pragma unroll
-  for (int jj = 0; jj < JT; ++jj) {
-    a[jj] = j0 + jj < exponents ? alpha[j0 + jj] : 1.0;
-    m[jj] = 0;
-    p[jj] = 0;
-  }
-  if (active) {
-    const double xi = xs[i];
-    for (int k = lane_in_group; k < w; k += KSPLIT) {
-      const double d = fabs(xs[k] - xi);
-      const bool left = k <= i;
-#if CUTUNE_TERM == 1
-      const double log_d = log(d);
-#endif
-#pragma unroll
-      for (int jj = 0; jj < JT; ++jj) {
-#if CUTUNE_TERM == 1
-        const double t = exp(a[jj] * log_d);
-#else
-        const double t = pow(d, a[jj]);
-#endif
-        if (left)
-          m[jj] += t;
-        else
-          p[jj] += t;
-      }
-    }
-  }
-#pragma unroll
-  for (int offset = KSPLIT / 2; offset > 0; offset >>= 1) {
-#pragma unroll
-    for (int jj = 0; jj < JT; ++jj) {
-      m[jj] += __shfl_xor_sync(FULL_MASK, m[jj], offset);
-      p[jj] += __shfl_xor_sync(FULL_MASK, p[jj], offset);
-    }
-  }
-  if (active && lane_in_group == 0) {
-#pragma unroll
-    for (int jj = 0; jj < JT; ++jj) {
-      if (j0 + jj < exponents) {
-        minus[(long long)(j0 + jj) * w + i] = m[jj];
-        plus[(long long)(j0 + jj) * w + i] = p[jj];
-      }
-    }
-  }
+  const double xi = active ? xs[i] : 0.0;
+  // One sum at a time (k <= i, then k > i), so only JT accumulators are live.
+  double acc[JT];
+  add_terms(xs, xi, 0, active ? i + 1 : 0, lane_in_group, e, acc);
+  write_group_sums(acc, active, lane_in_group, e, j0, w, i, minus);
+  add_terms(xs, xi, i + 1, active ? w : 0, lane_in_group, e, acc);
+  write_group_sums(acc, active, lane_in_group, e, j0, w, i, plus);
 }
 #endif

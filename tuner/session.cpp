@@ -106,6 +106,20 @@ void store_best_cubins(db::Store& store, const Family& family, const Space& spac
 
 }  // namespace
 
+Space tuning_space(const Family& family, const DeviceLimits& limits, const std::vector<std::string>& restrictions) {
+  Space space = family.space(limits);
+  for (const std::string& text : restrictions) {
+    try {
+      space.require(text);
+    } catch (const UsageError& e) {
+      throw UsageError("--restrict: " + std::string(e.what()));
+    }
+  }
+  if (!restrictions.empty() && space.enumerate().empty())
+    throw UsageError("--restrict leaves no config of " + family.name() + " on " + limits.arch());
+  return space;
+}
+
 std::string tool_version() { return "cutune 0.1.0"; }
 
 Session::Session(const Family& family, Device& device, db::Store& store, SessionOptions options)
@@ -126,7 +140,7 @@ SessionResult Session::run() {
   }
   const std::string source = family_.source();
   const std::int64_t template_id = store_.upsert_template(family_.name(), content_hash(source), source);
-  const Space space = family_.space(device_.limits());
+  const Space space = tuning_space(family_, device_.limits(), options_.restrictions);
   const std::size_t space_size = space.enumerate().size();
 
   db::RunRecord run;

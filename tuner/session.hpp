@@ -25,7 +25,14 @@ struct SessionOptions {
   MeasureOptions measure;
   std::string command;       // the command line, stored with the run
   bool progress = true;      // progress line on stderr
+  // Extra constraints from the user (tune --restrict), e.g. "algo == regtile": the session
+  // searches only the configs of the family's space that satisfy all of them.
+  std::vector<std::string> restrictions;
 };
+
+// The family's space on this device, narrowed by the restrictions. Throws UsageError for an
+// expression that does not parse, or when no config is left.
+Space tuning_space(const Family& family, const DeviceLimits& limits, const std::vector<std::string>& restrictions);
 
 struct SessionResult {
   std::int64_t run_id = 0;

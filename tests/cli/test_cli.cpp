@@ -126,9 +126,26 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel scan --device 0 --n banana" + with_db), "--n");
   expect_usage_error(tune("--kernel scan --compile-only --arch sm_5" + with_db), "unknown --arch");
   expect_usage_error(tune("--kernel scan --device -1" + with_db), "--device");
+  expect_usage_error(tune("--kernel matmul --device 0 --restrict 'algo == nosuch'" + with_db), "unknown parameter 'nosuch'");
+  expect_usage_error(tune("--kernel matmul --device 0 --restrict 'tile >'" + with_db), "--restrict");
+  expect_usage_error(tune("--kernel matmul --device 0 --restrict 'tile > 4096'" + with_db), "leaves no config");
   expect_usage_error(tune("--bogus-flag"), "bogus");
   expect_usage_error(tune("--kernel scan"), "--device");
   EXPECT_EQ(count_results(db), 1);  // nothing stored, nothing lost
+}
+
+TEST(Cli, RestrictNarrowsTheCompiledSpace) {
+  const auto all = tune("--kernel matmul --compile-only --arch sm_90");
+  const auto regtile = tune("--kernel matmul --compile-only --arch sm_90 --restrict 'algo == regtile' --restrict 'tile == 128'");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  ASSERT_EQ(regtile.exit_code, 0) << regtile.err;
+  const auto compiled = [](const std::string& text) {
+    const auto at = text.find(" compiled");
+    return std::stoi(text.substr(text.rfind(' ', at - 1) + 1, at));
+  };
+  EXPECT_GT(compiled(all.out + all.err), compiled(regtile.out + regtile.err));
+  // 8 x 8 per thread: pad x vec x minblocks; 4 x 4 per thread (1024 threads): pad only.
+  EXPECT_EQ(compiled(regtile.out + regtile.err), 2 * 2 * 2 + 2);
 }
 
 TEST(Cli, UnwritableDatabaseIsOneLineAndExitTwo) {

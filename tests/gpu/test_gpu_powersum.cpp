@@ -15,8 +15,10 @@ const Family& registered_powersum() { return family_named("powersum"); }
 TEST(GpuPowersum, EveryConfigOfTheSpaceVerifies) {
   TempDb t;
   db::Store store(t.path);
-  // 77 points and 9 exponents: no block, lane group or exponent tile divides them.
-  const std::vector<Problem> problems{PowersumFamily::make_problem(77, 9), PowersumFamily::make_problem(500, 80)};
+  // 77 points and 9 exponents: no block, lane group or exponent tile divides them. Grid
+  // exponents take the ladder's multiplies; random ones its explog fallback.
+  const std::vector<Problem> problems{PowersumFamily::make_problem(77, 9), PowersumFamily::make_problem(500, 80),
+                                      PowersumFamily::make_problem(77, 9, PowersumFamily::Alphas::random)};
   const auto rows = tune(registered_powersum(), store, quick_session(problems));
   EXPECT_EQ(rows.size(), registered_powersum().space(device().limits()).enumerate().size() * problems.size());
   expect_all_verified(rows);
@@ -25,9 +27,10 @@ TEST(GpuPowersum, EveryConfigOfTheSpaceVerifies) {
 TEST(GpuPowersum, PlantedWrongVariantIsRejected) {
   TempDb t;
   db::Store store(t.path);
-  // The tile map gets X-(5, 2) wrong in the 7th significant digit: far beyond the tolerance.
-  EditedFamily wrong(registered_powersum(), "minus[(long long)(j0 + jj) * w + i] = m[jj];",
-                     "minus[(long long)(j0 + jj) * w + i] = m[jj] * (i == 5 && j0 + jj == 2 ? 1.000001 : 1.0);");
+  // The tile map gets X-(5, 2) and X+(5, 2) wrong in the 7th significant digit: far beyond the
+  // tolerance. X- is checked first.
+  EditedFamily wrong(registered_powersum(), "sums[(long long)(j0 + jj) * w + i] = acc[jj];",
+                     "sums[(long long)(j0 + jj) * w + i] = acc[jj] * (i == 5 && j0 + jj == 2 ? 1.000001 : 1.0);");
   const std::int64_t w = 120;
   const auto rows = tune(wrong, store, quick_session({PowersumFamily::make_problem(w, 6)}));
   const int rejected = expect_rejected_exactly(rows, "map=tile", 2 * w + 5);

@@ -182,3 +182,19 @@ TEST(SpaceSample, FindsRareConfigsAndReportsAnEmptySpace) {
   EXPECT_FALSE(empty.sample(rng));
   EXPECT_TRUE(empty.enumerate().empty());
 }
+
+TEST(SpaceExpression, LabelsNameTheirValues) {
+  Space s;
+  s.labelled_axis("algo", {"naive", "tiled", "regtile"}).labelled_axis("finish", {"smem", "shuffle"}).axis("tile", {16, 64, 128});
+  s.require("algo == regtile || (algo == tiled && finish == shuffle)").require("tile >= 64 || algo != regtile");
+  for (const auto& config : s.enumerate()) {
+    const ConfigView c(s, config);
+    EXPECT_TRUE(c["algo"] == 2 || (c["algo"] == 1 && c["finish"] == 1));
+  }
+  EXPECT_EQ(s.enumerate().size(), 2u * 2 + 3);  // regtile: 2 finishes x 2 tiles; tiled + shuffle: 3 tiles
+  EXPECT_THROW(s.require("algo == blocked"), UsageError);  // no such label
+  // A label two axes give different values is ambiguous, so it names nothing.
+  Space ambiguous;
+  ambiguous.labelled_axis("a", {"x", "y"}).labelled_axis("b", {"y", "x"});
+  EXPECT_THROW(ambiguous.require("a == y"), UsageError);
+}

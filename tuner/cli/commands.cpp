@@ -116,7 +116,7 @@ int compile_only(const TuneArgs& args) {
   const Family& family = required_family(args, "--compile-only");
   const DeviceLimits limits = limits_for_arch(args.arch.value_or("sm_90"));
   const auto problems = requested_problems(family, args);
-  const Space space = family.space(limits);
+  const Space space = tuning_space(family, limits, args.restrictions);
   const auto configs = space.enumerate();
   const auto raw = static_cast<std::int64_t>(space.raw_size());
 
@@ -166,6 +166,10 @@ int tune(const TuneArgs& args) {
   if (!args.device) throw UsageError("tuning needs --device N");
   SessionOptions options;
   options.problems = requested_problems(family, args);
+  options.restrictions = args.restrictions;
+  // A restriction that does not parse, or names no parameter, fails here, before the GPU is
+  // touched; the session applies them again with the device's own limits.
+  if (!options.restrictions.empty()) tuning_space(family, limits_for_arch("sm_90"), options.restrictions);
   options.strategy = requested_strategy(args);
   options.budget = requested_budget(args);
   if (args.jobs && *args.jobs <= 0) throw UsageError("--jobs must be positive");

@@ -15,6 +15,7 @@ struct TuneArgs {
   std::optional<int> device;
   std::optional<std::string> type;
   std::vector<std::int64_t> sizes;
+  std::vector<std::string> restrictions;  // --restrict EXPR, each a constraint on the space
   std::optional<std::string> arch;
   std::optional<std::string> strategy;
   std::uint64_t seed = 1;

@@ -25,6 +25,10 @@ int main(int argc, char** argv) {
   app.add_option("--device,-d", args.device, "CUDA device ordinal");
   app.add_option("--type", args.type, "element type of the problems (family-specific, e.g. int32)");
   app.add_option("--n", args.sizes, "problem sizes (elements); repeat or give several")->expected(1, -1);
+  app.add_option("--restrict", args.restrictions,
+                 "search only configs where EXPR holds, e.g. \"algo == regtile && tile >= 64\" (labels name their "
+                 "values); repeatable")
+      ->take_all();
   app.add_option("--arch", args.arch, "target architecture for --compile-only, e.g. sm_90");
   app.add_option("--strategy", args.strategy, "search strategy (default: " + default_strategy_name() + ")");
   app.add_option("--seed", args.seed, "seed for the strategy and the input data");

@@ -31,7 +31,8 @@ bool is_comparison(Op op) {
 // unread character; errors quote the whole text and a 1-based column.
 class Parser {
  public:
-  Parser(std::string_view text, const Expression::Resolver& resolve) : text_(text), resolve_(resolve) {}
+  Parser(std::string_view text, const Expression::Resolver& resolve, const Expression::ConstantResolver& constant)
+      : text_(text), resolve_(resolve), constant_(constant) {}
 
   std::unique_ptr<Node> parse_all(std::vector<std::size_t>& slots) {
     auto root = parse_or();
@@ -156,6 +157,13 @@ class Parser {
     const std::string_view name = text_.substr(start, pos_ - start);
     const auto slot = resolve_(name);
     if (!slot) {
+      if (constant_) {
+        if (const auto value = constant_(name)) {
+          auto node = std::make_unique<Node>();
+          node->number = *value;
+          return node;
+        }
+      }
       pos_ = start;
       fail("unknown parameter '" + std::string(name) + "'");
     }
@@ -168,6 +176,7 @@ class Parser {
 
   std::string_view text_;
   const Expression::Resolver& resolve_;
+  const Expression::ConstantResolver& constant_;
   std::size_t pos_ = 0;
   std::vector<std::size_t> slots_;
 };
@@ -227,10 +236,10 @@ Value evaluate_node(const Node& node, std::span<const std::int64_t> values) {
 
 }  // namespace
 
-Expression Expression::parse(std::string_view text, const Resolver& resolve) {
+Expression Expression::parse(std::string_view text, const Resolver& resolve, const ConstantResolver& constant) {
   Expression expression;
   expression.text_ = std::string(text);
-  Parser parser(expression.text_, resolve);
+  Parser parser(expression.text_, resolve, constant);
   expression.root_ = parser.parse_all(expression.slots_);
   return expression;
 }

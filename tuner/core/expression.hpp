@@ -22,9 +22,12 @@ class Expression {
  public:
   // Maps a name in the text to the slot it reads in evaluate()'s values, or nullopt when unknown.
   using Resolver = std::function<std::optional<std::size_t>(std::string_view name)>;
+  // Maps a name that is no parameter to a constant (a labelled axis's value, say "regtile"), or
+  // nullopt when it is none either.
+  using ConstantResolver = std::function<std::optional<std::int64_t>(std::string_view name)>;
 
   // Throws UsageError quoting the text and the column of the first problem.
-  static Expression parse(std::string_view text, const Resolver& resolve);
+  static Expression parse(std::string_view text, const Resolver& resolve, const ConstantResolver& constant = {});
 
   // nullopt where a division or remainder by zero was needed.
   std::optional<std::int64_t> evaluate(std::span<const std::int64_t> values) const;

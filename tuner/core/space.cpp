@@ -65,11 +65,22 @@ Space& Space::require(std::string description, std::function<bool(const ConfigVi
 
 Space& Space::require(std::string expression) {
   // Names resolve to axis positions now, so checking a config costs no name lookups.
-  const Expression compiled = Expression::parse(expression, [this](std::string_view name) -> std::optional<std::size_t> {
+  const auto axis_slot = [this](std::string_view name) -> std::optional<std::size_t> {
     for (std::size_t i = 0; i < axes_.size(); ++i)
       if (axes_[i].name == name) return i;
     return std::nullopt;
-  });
+  };
+  // A label stands for its value number ("algo == regtile"), unless two axes give it different ones.
+  const auto label_value = [this](std::string_view name) -> std::optional<std::int64_t> {
+    std::optional<std::int64_t> found;
+    for (const Axis& a : axes_)
+      if (const auto v = a.labels.empty() ? std::nullopt : a.value_of(std::string(name))) {
+        if (found && *found != *v) return std::nullopt;
+        found = v;
+      }
+    return found;
+  };
+  const Expression compiled = Expression::parse(expression, axis_slot, label_value);
   std::vector<std::size_t> axes = compiled.slots();
   constraints_.push_back({std::move(expression),
                           [compiled](const ConfigView& c) {

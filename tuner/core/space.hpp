@@ -64,7 +64,8 @@ class Space {
   Space& require(std::string description, std::function<bool(const ConfigView&)> allows);
   // A constraint written as an integer expression over the axes declared so far (see
   // core/expression.hpp), e.g. "block * ept * vec <= 8192". Labelled axes read as their value
-  // numbers. Throws UsageError naming the problem and its column.
+  // numbers, and a label names its number ("algo == regtile"). Throws UsageError naming the
+  // problem and its column.
   Space& require(std::string expression);
 
   const std::vector<Axis>& axes() const { return axes_; }
