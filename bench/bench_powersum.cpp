@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     bench::BenchSession session(bench::parse_bench_args(argc, argv));
     const PowersumFamily family;
     std::cout << session.heading("powersum vs the study's layout (512-thread block per (i, j))");
-    std::cout << "| w, A | best stored config | cutune ms | study layout (best fold, staging) | study ms | speedup |\n";
+    std::cout << "| w, A, exponents | best stored config | cutune ms | study layout (best fold, staging) | study ms | speedup |\n";
     std::cout << "|---|---|---|---|---|---|\n";
     for (const Problem& problem : family.problems({})) {
       const bench::StoredRun ours = bench::run_best_stored(session, family, problem);
@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
           }
         }
       const double ours_ms = ours.measurement.median_ms;
-      std::cout << fmt::format("| {}, {} | `{}` | {:.4f} | `{}` | {:.4f} | {:.1f}x |\n", problem.fields["w"].get<int>(),
-                               problem.fields["a"].get<int>(), ours.label, ours_ms, study_config, *study_ms, *study_ms / ours_ms);
+      std::cout << fmt::format("| {}, {}, {} | `{}` | {:.4f} | `{}` | {:.4f} | {:.1f}x |\n", problem.fields["w"].get<int>(),
+                               problem.fields["a"].get<int>(), problem.fields["alphas"].get<std::string>(), ours.label, ours_ms, study_config, *study_ms, *study_ms / ours_ms);
     }
     return 0;
   } catch (const std::exception& e) {

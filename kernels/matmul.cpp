@@ -44,13 +44,13 @@ std::string MatmulFamily::summary() const {
          "double-buffered kernel";
 }
 
-std::int64_t MatmulFamily::fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept) {
-  // Guide kernels fetch TILE x TILE tiles, regtile TILE x 8 ones, over (TILE/EPT)^2 threads.
-  return (algo == regtile ? tile * 8 : tile * tile) / threads(tile, ept);
+std::int64_t MatmulFamily::fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept, std::int64_t bk) {
+  // Guide kernels fetch TILE x TILE tiles, regtile TILE x BK ones, over (TILE/EPT)^2 threads.
+  return (algo == regtile ? tile * bk : tile * tile) / threads(tile, ept);
 }
 
-std::int64_t MatmulFamily::static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad) {
-  if (algo == regtile) return 2 * 2 * 8 * (tile + 4 * pad) * 4;  // two buffers of A and B, 8 deep
+std::int64_t MatmulFamily::static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad, std::int64_t bk) {
+  if (algo == regtile) return 2 * 2 * bk * (tile + 4 * pad) * 4;  // two buffers of A and B, bk deep
   return (algo == ab_shared ? 2 : 1) * tile * (tile + pad) * 4;
 }
 
@@ -62,6 +62,9 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       .axis("pad", {0, 1}, "pad shared rows against bank conflicts")
       .axis("vec", {1, 4}, "widest global load in floats")
       .axis("minblocks", {1, 2}, "regtile: blocks per SM promised to the compiler, which caps registers")
+      .axis("bk", {8, 16}, "regtile: k depth of a double-buffered step")
+      .require("bk 16 only for regtile (the guide kernels step by their tile)",
+               [](const ConfigView& c) { return c["bk"] == 8 || c["algo"] == regtile; })
       .require("guide kernels use 16, 32 or 64 tiles", [](const ConfigView& c) { return c["algo"] == regtile || c["tile"] <= 64; })
       .require("regtile uses 64 or 128 tiles and 4 x 4 or 8 x 8 register tiles",
                [](const ConfigView& c) { return c["algo"] != regtile || (c["tile"] >= 64 && c["ept"] >= 4); })
@@ -71,12 +74,12 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
                })
       .require("at least one warp per block", [](const ConfigView& c) { return threads(c["tile"], c["ept"]) >= 32; })
       .require("vector loads only where a thread fetches at least 2 floats of a tile",
-               [](const ConfigView& c) { return c["vec"] == 1 || fetch_share(c["algo"], c["tile"], c["ept"]) >= 2; })
+               [](const ConfigView& c) { return c["vec"] == 1 || fetch_share(c["algo"], c["tile"], c["ept"], c["bk"]) >= 2; })
       .require("threads per block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return threads(c["tile"], c["ept"]) <= max; })
       .require("static shared memory <= device limit without opt-in",
                [max = limits.max_shared_per_block](const ConfigView& c) {
-                 return static_shared_bytes(c["algo"], c["tile"], c["pad"]) <= max;
+                 return static_shared_bytes(c["algo"], c["tile"], c["pad"], c["bk"]) <= max;
                });
   return s;
 }

@@ -30,8 +30,8 @@ class MatmulFamily : public Family {
   static Problem make_problem(std::int64_t m, std::int64_t n, std::int64_t k);
   static std::int64_t threads(std::int64_t tile, std::int64_t ept) { return (tile / ept) * (tile / ept); }
   // Floats of one tile that each thread fetches (the widest useful vector load).
-  static std::int64_t fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept);
-  static std::int64_t static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad);
+  static std::int64_t fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept, std::int64_t bk);
+  static std::int64_t static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad, std::int64_t bk);
 
   // Which elements of C the reference computes exactly (the others are only checked for being
   // plausible): every one for small problems, else whole sampled rows and columns.

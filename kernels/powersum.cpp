@@ -51,7 +51,7 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
       .axis("fold", {1, 8, 32}, "tree maps: fold stops at this stride; thread 0 adds the last 2*fold sums")
       .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
       .axis("ksplit", {1, 8, 32}, "tile map: lanes splitting k for one (i, exponent tile)")
-      .axis("jt", {1, 4, 8, 16, kMaxExponentsPerGroup}, "tile and sym maps: exponents per lane group (per block for sym)")
+      .axis("jt", {1, 4, 8, 16, 32, 40, kMaxExponentsPerGroup}, "tile and sym maps: exponents per lane group (per block for sym)")
       .labelled_axis("term", {"pow", "explog", "ladder"},
                      "pow(d, a) per term; exp(a log d) with log d shared by jt exponents; or, where the exponents are "
                      "evenly spaced, d^a0 times (d^step)^jj: two exp per jt exponents")
@@ -65,10 +65,11 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
       .require("explog and ladder share log d between exponents (jt > 1)",
                [](const ConfigView& c) { return c["term"] == pow_term || c["jt"] > 1; })
       .require("ladder in the tile map only", [](const ConfigView& c) { return c["term"] != ladder_term || c["map"] == tile; })
-      // Beyond 8 exponents per group a thread holds 16+ accumulators: worth it only where the
-      // exponent cost per group is shared, and then with lane groups that split k.
-      .require("jt 16 and 32 only for ladder or sym", [](const ConfigView& c) {
-        return c["jt"] <= 8 || c["term"] == ladder_term || c["map"] == sym;
+      // Beyond 8 exponents per group a thread holds 16+ accumulators: worth it where the cost per
+      // (i, k) is shared by them (ladder, with lane groups splitting k so that enough threads
+      // run), or in sym, whose exponents are a loop, not registers.
+      .require("jt > 8: ladder with ksplit >= 8, or sym with jt <= 32", [](const ConfigView& c) {
+        return c["jt"] <= 8 || (c["term"] == ladder_term && c["ksplit"] >= 8) || (c["map"] == sym && c["jt"] <= 32);
       })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })

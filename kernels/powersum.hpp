@@ -45,7 +45,7 @@ class PowersumFamily : public Family {
     double rtol, atol;
   };
   static Tolerance tolerance(std::int64_t window);
-  static constexpr std::int64_t kMaxExponentsPerGroup = 32;  // the largest jt; the ladder's error grows with it
+  static constexpr std::int64_t kMaxExponentsPerGroup = 80;  // the largest jt; the ladder's error grows with it
 };
 
 // The sums on the CPU: pow in double, sums in long double. `minus` and `plus` hold

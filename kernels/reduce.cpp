@@ -46,7 +46,7 @@ std::int64_t ReduceFamily::shared_bytes(std::int64_t finish, std::int64_t block,
 
 Space ReduceFamily::space(const DeviceLimits& limits) const {
   Space s;
-  s.axis("block", {128, 256, 512}, "threads per block")
+  s.axis("block", {128, 256, 512, 1024}, "threads per block")
       .axis("ept", {4, 16, 64}, "elements per thread: a block reduces block*ept values")
       .axis("vec", {1, 2, 4}, "elements per vector load")
       .labelled_axis("finish", {"smem", "shuffle"},

@@ -5,7 +5,7 @@
 //   CUTUNE_ALGO  0 a_shared: the CUDA best-practices guide's coalescedMultiply: TILE x TILE tiles
 //                  of A in shared memory, B read from global memory
 //                1 ab_shared: the guide's sharedABMultiply: tiles of A and B in shared memory
-//                2 regtile: TILE x TILE block tile, BK = 8 deep, double-buffered shared memory
+//                2 regtile: TILE x TILE block tile, BK deep, double-buffered shared memory
 //                  (the next tiles are loaded into registers while the current ones are used),
 //                  A stored transposed so that each thread reads its rows as float4
 //   CUTUNE_TILE  block tile edge (for algos 0 and 1 also the k depth of a tile, as in the guide)
@@ -15,6 +15,8 @@
 //                warp's float4 reads of shared memory are contiguous.
 //   CUTUNE_PAD   pad shared rows against bank conflicts: +1 float for algos 0, 1; +4 floats for
 //                regtile, whose shared rows are read as float4 and must stay 16-byte aligned
+//   CUTUNE_BK    regtile: k depth of a step (8 or 16): 16 halves the barriers per k and doubles
+//                each thread's loads in flight, for twice the shared memory
 //   CUTUNE_MINBLOCKS  regtile: blocks per SM promised to the compiler (__launch_bounds__); 2 caps a
 //                128 x 128 x 8 block at 128 registers a thread, trading a few spills for occupancy
 //   CUTUNE_VEC   widest global load, in floats (1 or 4). A thread loads W = min(VEC, its share
@@ -178,7 +180,7 @@ matmul_guide_scalar(const float* __restrict__ A, const float* __restrict__ B, fl
 #else
 // ---- register-tiled, double-buffered -------------------------------------------------------------
 
-#define BK 8
+#define BK CUTUNE_BK
 #define SROW (TILE + (CUTUNE_PAD ? 4 : 0))
 #define GROUPS (RT / 4)        // runs of 4 rows (columns) per thread
 #define GROUP_STRIDE (4 * TX)  // distance between a thread's runs

@@ -115,7 +115,7 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
     const std::int64_t threads = MatmulFamily::threads(c["tile"], c["ept"]);
     EXPECT_GE(threads, 32);
     EXPECT_LE(threads, limits.max_threads_per_block);
-    EXPECT_LE(MatmulFamily::static_shared_bytes(c["algo"], c["tile"], c["pad"]), limits.max_shared_per_block);
+    EXPECT_LE(MatmulFamily::static_shared_bytes(c["algo"], c["tile"], c["pad"], c["bk"]), limits.max_shared_per_block);
     if (c["algo"] == MatmulFamily::regtile) {
       EXPECT_EQ(c["ept"] % 4, 0);
       big_register_tiles += c["tile"] == 128 && c["ept"] == 8;
