@@ -196,7 +196,8 @@ HostBuffers PowersumFamily::reference(const Problem& p, const HostBuffers& input
 //    explog computes exp(a L): log and exp are within 1 ulp each, and the argument z = a L is
 //    off by at most 3u|z|, which exp turns into a relative error 3u|z|.
 //    ladder computes d^a0 (d^step)^jj: (u + 3u a0|L|) + jj (u + 3u step|L|) + jj u for the
-//    multiplies, that is (2 jj + 1)u + 3u a|L|; and the exponents may sit off the line
+//    multiplies (at most jj of them round, however the template splits them into chains),
+//    that is (2 jj + 1)u + 3u a|L|; and the exponents may sit off the line
 //    a0 + jj step by the template's LADDER_SLACK (8u a relative), which adds 8u a_max|L|.
 //    So every term is within (2 jt_max + 1)u + 11u a_max|L| relative. For d >= 1, |L| <= ln D
 //    with D the largest difference. For d < 1 the |L| part is absolute instead:

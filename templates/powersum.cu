@@ -196,27 +196,39 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
 // through the group's first and last: a few roundings of a grid like 1.5 + j * 0.025. The
 // tolerance (kernels/powersum.cpp) accounts for it.
 #define LADDER_SLACK (4 * 2.220446049250313e-16)
+#define LADDER_CHAINS 4  // independent multiply chains in the ladder
 
 // The group's exponents, and for the ladder whether they are evenly spaced (a0 + jj * step). The
 // same for every thread of the block (they share blockIdx.y), so branching on it never diverges.
 struct Exponents {
-  double a[JT];  // past the last exponent: 1.0, whose sums are computed and dropped
-  int count;     // exponents of this group that exist
+  int count;  // exponents of this group that exist
+#if CUTUNE_TERM == 2
+  // The ladder needs only the line; its fallback reads the exponents from memory, so that the
+  // registers go to the JT accumulators.
+  const double* __restrict__ alpha;  // the group's first
   double a0, step;
   bool even;
+  __device__ __forceinline__ double at(int jj) const { return jj < count ? alpha[jj] : 1.0; }
+#else
+  double a[JT];  // past the last exponent: 1.0, whose sums are computed and dropped
+  __device__ __forceinline__ double at(int jj) const { return a[jj]; }
+#endif
 };
 
 __device__ __forceinline__ Exponents group_exponents(const double* __restrict__ alpha, int j0, int exponents) {
   Exponents e;
   e.count = min(JT, exponents - j0);
-#pragma unroll
-  for (int jj = 0; jj < JT; ++jj) e.a[jj] = jj < e.count ? alpha[j0 + jj] : 1.0;
-  e.a0 = e.a[0];
+#if CUTUNE_TERM == 2
+  e.alpha = alpha + j0;
+  e.a0 = alpha[j0];
   e.step = e.count > 1 ? (alpha[j0 + e.count - 1] - e.a0) / (e.count - 1) : 0.0;
   e.even = true;
+  for (int jj = 1; jj < e.count; ++jj)
+    e.even = e.even && fabs(alpha[j0 + jj] - (e.a0 + jj * e.step)) <= LADDER_SLACK * alpha[j0 + jj];
+#else
 #pragma unroll
-  for (int jj = 0; jj < JT; ++jj)
-    if (jj < e.count) e.even = e.even && fabs(e.a[jj] - (e.a0 + jj * e.step)) <= LADDER_SLACK * e.a[jj];
+  for (int jj = 0; jj < JT; ++jj) e.a[jj] = jj < e.count ? alpha[j0 + jj] : 1.0;
+#endif
   return e;
 }
 
@@ -229,28 +241,41 @@ __device__ __forceinline__ void add_terms(const double* xs, double xi, int begin
     const double d = fabs(xs[k] - xi);
 #if CUTUNE_TERM == 0
 #pragma unroll
-    for (int jj = 0; jj < JT; ++jj) acc[jj] += pow(d, e.a[jj]);
+    for (int jj = 0; jj < JT; ++jj) acc[jj] += pow(d, e.at(jj));
 #else
     const double log_d = log(d);
 #if CUTUNE_TERM == 2
     if (e.even) {
-      // d^(a0 + jj step) = d^a0 * (d^step)^jj: two exponentials and JT - 1 multiplies per k.
-      // d = 0 (k = i, or repeated points) adds 0^a = 0; skipping it also avoids 0 * inf.
+      // d^(a0 + jj step) = d^a0 * (d^step)^jj: two exponentials and about JT multiplies per k,
+      // as LADDER_CHAINS independent chains (term jj advances by ratio^LADDER_CHAINS) so that
+      // the multiplies do not wait on each other. d = 0 (k = i, or repeated points) adds
+      // 0^a = 0; skipping it also avoids 0 * inf.
       if (d > 0) {
-        double t = exp(e.a0 * log_d);
         const double ratio = exp(e.step * log_d);
+        double t[LADDER_CHAINS];
+        t[0] = exp(e.a0 * log_d);
 #pragma unroll
-        for (int jj = 0; jj < JT; ++jj) {
-          acc[jj] += t;
-          t *= ratio;
-        }
+        for (int q = 1; q < LADDER_CHAINS; ++q) t[q] = t[q - 1] * ratio;
+        // ratio^LADDER_CHAINS by LADDER_CHAINS - 1 multiplies: term jj still sees at most jj
+        // roundings, as the tolerance counts them.
+        double stride = ratio;
+#pragma unroll
+        for (int q = 1; q < LADDER_CHAINS; ++q) stride *= ratio;
+#pragma unroll
+        for (int jj = 0; jj < JT; jj += LADDER_CHAINS)
+#pragma unroll
+          for (int q = 0; q < LADDER_CHAINS; ++q)
+            if (jj + q < JT) {
+              acc[jj + q] += t[q];
+              t[q] *= stride;
+            }
       }
       continue;
     }
 #endif
     // exp(a log d), log d shared by the group's exponents (exact for d = 0: exp(-inf) = 0).
 #pragma unroll
-    for (int jj = 0; jj < JT; ++jj) acc[jj] += exp(e.a[jj] * log_d);
+    for (int jj = 0; jj < JT; ++jj) acc[jj] += exp(e.at(jj) * log_d);
 #endif
   }
 }

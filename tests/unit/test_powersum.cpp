@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -139,7 +140,7 @@ TEST(PowersumProblems, DefaultsAndValidation) {
 }
 
 // The ladder's arithmetic (templates/powersum.cu, term=ladder) replayed on the host in double:
-// d^a0 by exp(a0 log d), then one multiply by d^step per exponent, over groups of the largest jt.
+// d^a0 by exp(a0 log d), then multiplies by powers of d^step, over groups of the largest jt.
 // Its sums must pass the family's verification on the default grid problem, as the kernel's must.
 TEST(PowersumVerify, LadderArithmeticIsWithinTheTolerance) {
   PowersumFamily family;
@@ -159,9 +160,15 @@ TEST(PowersumVerify, LadderArithmeticIsWithinTheTolerance) {
       for (std::size_t k = 0; k < w; ++k) {
         const double d = std::fabs(x[k] - x[i]);
         if (d == 0) continue;
-        double t = std::exp(a0 * std::log(d));
+        // Four chains, each advanced by ratio^4, as the kernel's LADDER_CHAINS.
         const double ratio = std::exp(step * std::log(d));
-        for (std::size_t jj = 0; jj < count; ++jj, t *= ratio) (k <= i ? m : q)[jj] += t;
+        std::array<double, 4> t{std::exp(a0 * std::log(d))};
+        for (std::size_t c = 1; c < t.size(); ++c) t[c] = t[c - 1] * ratio;
+        const double stride = ratio * ratio * ratio * ratio;
+        for (std::size_t jj = 0; jj < count; ++jj) {
+          (k <= i ? m : q)[jj] += t[jj % 4];
+          t[jj % 4] *= stride;
+        }
       }
       for (std::size_t jj = 0; jj < count; ++jj) {
         minus[(j0 + jj) * w + i] = m[jj];
