@@ -1,5 +1,7 @@
 #include "bench_common.hpp"
 
+#include "bench_git_commit.hpp"  // generated at build time
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -198,16 +200,8 @@ int bench_main(const char* program, const std::function<void()>& body) {
   }
 }
 
-std::string bench_git_commit() {
-  std::string commit = CUTUNE_GIT_COMMIT;
-  // A tree edited since configuring says so.
-  if (FILE* pipe = popen("git status --porcelain --untracked-files=no 2>/dev/null", "r")) {
-    char text[8] = {};
-    if (fgets(text, sizeof text, pipe) && text[0]) commit += "+dirty";
-    pclose(pipe);
-  }
-  return commit;
-}
+// The build tree's commit, "+dirty" when it had uncommitted changes (cmake/git_commit.cmake).
+std::string bench_git_commit() { return CUTUNE_GIT_COMMIT; }
 
 BenchSession::BenchSession(const BenchArgs& args) : device(args.device), store(args.db_path) {
   CUTUNE_CUDART(cudaSetDevice(args.device));
