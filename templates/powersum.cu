@@ -232,48 +232,63 @@ __device__ __forceinline__ Exponents group_exponents(const double* __restrict__ 
   return e;
 }
 
+#if CUTUNE_TERM == 2
+// The ladder's chains for one distance d: d^(a0 + jj step) = d^a0 (d^step)^jj as LADDER_CHAINS
+// independent chains t[q] (term jj = LADDER_CHAINS m + q is t[q] after m steps of `stride`), so
+// that the multiplies do not wait on each other. d = 0 (k = i, repeated points, or no k at all)
+// gives chains of zeros: 0^a = 0, and no 0 * inf.
+__device__ __forceinline__ void ladder_start(double d, const Exponents& e, double (&t)[LADDER_CHAINS], double& stride) {
+  const bool live = d > 0;
+  const double log_d = log(d);
+  const double ratio = live ? exp(e.step * log_d) : 0.0;
+  t[0] = live ? exp(e.a0 * log_d) : 0.0;
+#pragma unroll
+  for (int q = 1; q < LADDER_CHAINS; ++q) t[q] = t[q - 1] * ratio;
+  // ratio^LADDER_CHAINS by LADDER_CHAINS - 1 multiplies: term jj still sees at most jj
+  // roundings, as the tolerance counts them.
+  stride = ratio;
+#pragma unroll
+  for (int q = 1; q < LADDER_CHAINS; ++q) stride *= ratio;
+}
+#endif
+
 // Adds d^a[jj] for this lane's k in [begin, end) to acc[jj].
 __device__ __forceinline__ void add_terms(const double* xs, double xi, int begin, int end, int lane_in_group,
                                           const Exponents& e, double (&acc)[JT]) {
 #pragma unroll
   for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
+#if CUTUNE_TERM == 2
+  if (e.even) {
+    // Two k per iteration: their logs and exponentials are independent, so their latencies
+    // overlap (a lane's k loop is a chain of them, and small windows leave few warps to hide it).
+#pragma unroll 1
+    for (int k = begin + lane_in_group; k < end; k += 2 * KSPLIT) {
+      double t1[LADDER_CHAINS], t2[LADDER_CHAINS], stride1, stride2;
+      ladder_start(fabs(xs[k] - xi), e, t1, stride1);
+      const int k2 = k + KSPLIT;
+      ladder_start(k2 < end ? fabs(xs[k2] - xi) : 0.0, e, t2, stride2);
+#pragma unroll
+      for (int jj = 0; jj < JT; jj += LADDER_CHAINS)
+#pragma unroll
+        for (int q = 0; q < LADDER_CHAINS; ++q)
+          if (jj + q < JT) {
+            acc[jj + q] += t1[q] + t2[q];
+            t1[q] *= stride1;
+            t2[q] *= stride2;
+          }
+    }
+    return;
+  }
+#endif
+#pragma unroll 1
   for (int k = begin + lane_in_group; k < end; k += KSPLIT) {
     const double d = fabs(xs[k] - xi);
 #if CUTUNE_TERM == 0
 #pragma unroll
     for (int jj = 0; jj < JT; ++jj) acc[jj] += pow(d, e.at(jj));
 #else
-    const double log_d = log(d);
-#if CUTUNE_TERM == 2
-    if (e.even) {
-      // d^(a0 + jj step) = d^a0 * (d^step)^jj: two exponentials and about JT multiplies per k,
-      // as LADDER_CHAINS independent chains (term jj advances by ratio^LADDER_CHAINS) so that
-      // the multiplies do not wait on each other. d = 0 (k = i, or repeated points) adds
-      // 0^a = 0; skipping it also avoids 0 * inf.
-      if (d > 0) {
-        const double ratio = exp(e.step * log_d);
-        double t[LADDER_CHAINS];
-        t[0] = exp(e.a0 * log_d);
-#pragma unroll
-        for (int q = 1; q < LADDER_CHAINS; ++q) t[q] = t[q - 1] * ratio;
-        // ratio^LADDER_CHAINS by LADDER_CHAINS - 1 multiplies: term jj still sees at most jj
-        // roundings, as the tolerance counts them.
-        double stride = ratio;
-#pragma unroll
-        for (int q = 1; q < LADDER_CHAINS; ++q) stride *= ratio;
-#pragma unroll
-        for (int jj = 0; jj < JT; jj += LADDER_CHAINS)
-#pragma unroll
-          for (int q = 0; q < LADDER_CHAINS; ++q)
-            if (jj + q < JT) {
-              acc[jj + q] += t[q];
-              t[q] *= stride;
-            }
-      }
-      continue;
-    }
-#endif
     // exp(a log d), log d shared by the group's exponents (exact for d = 0: exp(-inf) = 0).
+    const double log_d = log(d);
 #pragma unroll
     for (int jj = 0; jj < JT; ++jj) acc[jj] += exp(e.at(jj) * log_d);
 #endif
