@@ -34,11 +34,9 @@ std::string PowersumFamily::summary() const {
          "groups, or symmetric tiles";
 }
 
-std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t ksplit,
-                                                std::int64_t jt) {
+std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t block) {
   if (map == sym) return (2 * kSymTile + 2 * kSymTile * (kSymTile + 1)) * 8;
-  if (map == tile) return ksplit > 32 ? block / 32 * jt * 8 : 0;  // groups spanning warps combine in shared memory
-  return 2 * block * 8;
+  return map == tile ? 0 : 2 * block * 8;
 }
 
 std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t stage, std::int64_t window) {
@@ -52,7 +50,7 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
       .axis("block", {64, 128, 256, 512}, "threads per block")
       .axis("fold", {1, 8, 32}, "tree maps: fold stops at this stride; thread 0 adds the last 2*fold sums")
       .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
-      .axis("ksplit", {1, 8, 32, 64, 128}, "tile map: lanes splitting k for one (i, exponent tile)")
+      .axis("ksplit", {1, 8, 32}, "tile map: lanes splitting k for one (i, exponent tile)")
       .axis("jt", {1, 4, 8, 16, 32, 40, kMaxExponentsPerGroup}, "tile and sym maps: exponents per lane group (per block for sym)")
       .labelled_axis("term", {"pow", "explog", "ladder"},
                      "pow(d, a) per term; exp(a log d) with log d shared by jt exponents; or, where the exponents are "
@@ -73,16 +71,11 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
       .require("jt > 8: ladder with ksplit >= 8, or sym with jt <= 32", [](const ConfigView& c) {
         return c["jt"] <= 8 || (c["term"] == ladder_term && c["ksplit"] >= 8) || (c["map"] == sym && c["jt"] <= 32);
       })
-      // Groups spanning warps give short windows more lanes per i; worth it only where a lane's
-      // work per k is the largest (the ladder with many exponents).
-      .require("ksplit > 32: ladder with jt >= 32 and ksplit <= block", [](const ConfigView& c) {
-        return c["ksplit"] <= 32 || (c["term"] == ladder_term && c["jt"] >= 32 && c["ksplit"] <= c["block"]);
-      })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory (trees + the largest staged window) <= device opt-in limit per block",
                [max = limits.max_shared_per_block_optin](const ConfigView& c) {
-                 return static_shared_bytes(c["map"], c["block"], c["ksplit"], c["jt"]) + dynamic_shared_bytes(c["stage"], kMaxWindow) <= max;
+                 return static_shared_bytes(c["map"], c["block"]) + dynamic_shared_bytes(c["stage"], kMaxWindow) <= max;
                });
   return s;
 }

@@ -38,7 +38,7 @@ class PowersumFamily : public Family {
   static Problem make_problem(std::int64_t window, std::int64_t exponents = kDefaultExponents, Alphas alphas = Alphas::grid);
   // Shared memory one block needs as the template lays it out: the two trees of the tree maps or
   // the sym map's tiles (static), and the staged window (dynamic).
-  static std::int64_t static_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t ksplit, std::int64_t jt);
+  static std::int64_t static_shared_bytes(std::int64_t map, std::int64_t block);
   static std::int64_t dynamic_shared_bytes(std::int64_t stage, std::int64_t window);
   // |minus - expected| <= rtol |expected| + atol, from the error analysis in powersum.cpp.
   struct Tolerance {

@@ -22,8 +22,7 @@
 //                  2*FOLD partial sums serially (1: a full tree)
 //   CUTUNE_STAGE   0: read x from global memory; 1: the block first copies the window into
 //                  shared memory (w doubles of dynamic shared memory)
-//   CUTUNE_KSPLIT  tile map: lanes per group (1, 2, 4, …; beyond 32 a group spans warps and
-//                  combines through shared memory)
+//   CUTUNE_KSPLIT  tile map: lanes per group (1, 2, 4, …, 32)
 //   CUTUNE_JT      tile map: exponents per group
 //   CUTUNE_TERM    0: pow(d, alpha) per term; 1: exp(alpha * log d), log d computed once per
 //                  (i, k) and shared by the group's JT exponents (exact for d = 0 since alpha > 0:
@@ -41,7 +40,7 @@
 
 static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "block must be a multiple of 32, at most 1024");
 static_assert(2 * FOLD <= BLOCK, "the fold leaves 2*FOLD partial sums");
-static_assert(KSPLIT <= BLOCK && (KSPLIT & (KSPLIT - 1)) == 0, "a group of lanes lies within one block");
+static_assert(KSPLIT <= 32 && (KSPLIT & (KSPLIT - 1)) == 0, "a group of lanes lies within one warp");
 
 extern __shared__ __align__(16) unsigned char dynamic_shared[];
 
@@ -300,25 +299,9 @@ __device__ __forceinline__ void add_terms(const double* xs, double xi, int begin
 __device__ __forceinline__ void write_group_sums(double (&acc)[JT], bool active, int lane_in_group, const Exponents& e,
                                                  int j0, int w, int i, double* __restrict__ sums) {
 #pragma unroll
-  for (int offset = (KSPLIT < 32 ? KSPLIT : 32) / 2; offset > 0; offset >>= 1)
+  for (int offset = KSPLIT / 2; offset > 0; offset >>= 1)
 #pragma unroll
     for (int jj = 0; jj < JT; ++jj) acc[jj] += __shfl_xor_sync(FULL_MASK, acc[jj], offset);
-#if KSPLIT > 32
-  // A group spans KSPLIT / 32 warps (more lanes per i for short windows): each warp's lane 0
-  // leaves its sums in shared memory, and the group's first lane adds the others'. Every thread
-  // of the block reaches both barriers; the second frees the array for the next call.
-  __shared__ double warp_sums[BLOCK / 32][JT];
-  const int warp = threadIdx.x / 32;
-  if (threadIdx.x % 32 == 0)
-#pragma unroll
-    for (int jj = 0; jj < JT; ++jj) warp_sums[warp][jj] = acc[jj];
-  __syncthreads();
-  if (lane_in_group == 0)
-    for (int other = 1; other < KSPLIT / 32; ++other)
-#pragma unroll
-      for (int jj = 0; jj < JT; ++jj) acc[jj] += warp_sums[warp + other][jj];
-  __syncthreads();
-#endif
   if (active && lane_in_group == 0)
 #pragma unroll
     for (int jj = 0; jj < JT; ++jj)
