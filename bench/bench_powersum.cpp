@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
       std::string study_config;
       for (const char* fold : {"1", "8", "32"})
         for (const char* stage : {"global", "shared"}) {
-          const std::string key = fmt::format("map=pair,block=512,fold={},stage={},ksplit=1,jt=1,term=pow,kunroll=1", fold, stage);
+          const std::string key = fmt::format("map=pair,block=512,fold={},stage={},ksplit=1,jt=1,term=pow", fold, stage);
           const Outcome study = bench::run_config(session.device, family, problem, key, session.options);
           if (study.status != Status::ok) throw Error(key + " failed in the bench: " + study.error);
           if (!study_ms || study.measurement->median_ms < *study_ms) {

@@ -29,7 +29,7 @@ inline constexpr BuiltinDefault kBuiltinDefaults[] = {
     // A warp per window coalesces for any k; no staging needed.
     {"resample", "map=warp,block=256,wpt=1,stage=0,vec=1,pad=0"},
     // Each pair once for both sums, log d shared across exponents: the least double arithmetic.
-    {"powersum", "map=sym,block=256,fold=1,stage=global,ksplit=1,jt=4,term=explog,kunroll=1"},
+    {"powersum", "map=sym,block=256,fold=1,stage=global,ksplit=1,jt=4,term=explog"},
     // Averages at copy speed with 16-byte loads, then the tiled product.
     {"avgmatvec", "fuse=split,reduce=warp,block=256,ept=4,vec=4"},
     // The register-tiled kernel: 128x128 block tile, 8x8 per thread, float4 loads.

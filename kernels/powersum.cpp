@@ -62,14 +62,8 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
       .require("tile and sym maps have no tree to fold (fold = 1)", [](const ConfigView& c) { return c["map"] < tile || c["fold"] == 1; })
       .require("sym loads its own tiles of x and splits no k (stage = global, ksplit = 1)",
                [](const ConfigView& c) { return c["map"] != sym || (c["stage"] == 0 && c["ksplit"] == 1); })
-      .axis("kunroll", {1, 2, 4}, "ladder: k per loop iteration, whose log/exp latencies overlap")
-      .require("kunroll > 1 only for the ladder, which needs it (1 elsewhere)", [](const ConfigView& c) {
-        return c["term"] == ladder_term ? c["kunroll"] > 1 : c["kunroll"] == 1;
-      })
       .require("explog and ladder share log d between exponents (jt > 1)",
                [](const ConfigView& c) { return c["term"] == pow_term || c["jt"] > 1; })
-      .require("ladder with jt >= 8 (fewer exponents gain nothing over explog)",
-               [](const ConfigView& c) { return c["term"] != ladder_term || c["jt"] >= 8; })
       .require("ladder in the tile map only", [](const ConfigView& c) { return c["term"] != ladder_term || c["map"] == tile; })
       // Beyond 8 exponents per group a thread holds 16+ accumulators: worth it where the cost per
       // (i, k) is shared by them (ladder, with lane groups splitting k so that enough threads

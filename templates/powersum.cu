@@ -31,7 +31,6 @@
 //                  scan's candidate grid is, d^(a0 + jj step) = d^a0 (d^step)^jj: two exp and
 //                  JT - 1 multiplies per (i, k) instead of JT exp. Exponents that are not evenly
 //                  spaced (checked per group at run time) take the explog path.
-//   CUTUNE_KUNROLL ladder: k per loop iteration (1, 2, 4), whose log/exp chains overlap
 
 #define BLOCK CUTUNE_BLOCK
 #define FOLD CUTUNE_FOLD
@@ -198,7 +197,6 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
 // tolerance (kernels/powersum.cpp) accounts for it.
 #define LADDER_SLACK (4 * 2.220446049250313e-16)
 #define LADDER_CHAINS 4  // independent multiply chains in the ladder
-#define KUNROLL CUTUNE_KUNROLL
 
 // The group's exponents, and for the ladder whether they are evenly spaced (a0 + jj * step). The
 // same for every thread of the block (they share blockIdx.y), so branching on it never diverges.
@@ -261,29 +259,22 @@ __device__ __forceinline__ void add_terms(const double* xs, double xi, int begin
   for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
 #if CUTUNE_TERM == 2
   if (e.even) {
-    // KUNROLL k per iteration: their logs and exponentials are independent chains, so their
-    // latencies overlap (small windows leave few warps per SM to hide them otherwise).
+    // Two k per iteration: their logs and exponentials are independent, so their latencies
+    // overlap (a lane's k loop is a chain of them, and small windows leave few warps to hide it).
 #pragma unroll 1
-    for (int k = begin + lane_in_group; k < end; k += KUNROLL * KSPLIT) {
-      double t[KUNROLL][LADDER_CHAINS], stride[KUNROLL];
-#pragma unroll
-      for (int u = 0; u < KUNROLL; ++u) {
-        const int ku = k + u * KSPLIT;
-        ladder_start(ku < end ? fabs(xs[ku] - xi) : 0.0, e, t[u], stride[u]);
-      }
+    for (int k = begin + lane_in_group; k < end; k += 2 * KSPLIT) {
+      double t1[LADDER_CHAINS], t2[LADDER_CHAINS], stride1, stride2;
+      ladder_start(fabs(xs[k] - xi), e, t1, stride1);
+      const int k2 = k + KSPLIT;
+      ladder_start(k2 < end ? fabs(xs[k2] - xi) : 0.0, e, t2, stride2);
 #pragma unroll
       for (int jj = 0; jj < JT; jj += LADDER_CHAINS)
 #pragma unroll
         for (int q = 0; q < LADDER_CHAINS; ++q)
           if (jj + q < JT) {
-            double sum = t[0][q];
-            t[0][q] *= stride[0];
-#pragma unroll
-            for (int u = 1; u < KUNROLL; ++u) {
-              sum += t[u][q];
-              t[u][q] *= stride[u];
-            }
-            acc[jj + q] += sum;
+            acc[jj + q] += t1[q] + t2[q];
+            t1[q] *= stride1;
+            t2[q] *= stride2;
           }
     }
     return;
