@@ -63,6 +63,8 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       .axis("vec", {1, 4}, "widest global load in floats")
       .axis("minblocks", {1, 2}, "regtile: blocks per SM promised to the compiler, which caps registers")
       .axis("bk", {8, 16}, "regtile: k depth of a double-buffered step")
+      .axis("splitk", {1, 2, 4}, "regtile: k split over this many blocks per tile, added with atomics")
+      .require("splitk > 1 only for regtile", [](const ConfigView& c) { return c["splitk"] == 1 || c["algo"] == regtile; })
       .require("bk 16 only for regtile (the guide kernels step by their tile)",
                [](const ConfigView& c) { return c["bk"] == 8 || c["algo"] == regtile; })
       .require("guide kernels use 16, 32 or 64 tiles", [](const ConfigView& c) { return c["algo"] == regtile || c["tile"] <= 64; })
@@ -118,15 +120,18 @@ std::vector<BufferSpec> MatmulFamily::buffers(const Problem& p) const {
 std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) const {
   const auto [m, n, k] = dims_of(p);
   const std::int64_t tile = c["tile"];
-  const Dim3 grid{static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>((m + tile - 1) / tile)};
+  const Dim3 grid{static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>((m + tile - 1) / tile),
+                  static_cast<unsigned>(c["splitk"])};
   const Dim3 block{static_cast<unsigned>(threads(tile, c["ept"]))};
   // Rows of A and B start 16-byte aligned only when k and n are multiples of 4; otherwise the
   // scalar-load kernel of the same config runs.
   const bool aligned_rows = k % 4 == 0 && n % 4 == 0;
   const std::string kernel = std::string(c["algo"] == regtile ? "matmul_regtile" : "matmul_guide") + (aligned_rows ? "" : "_scalar");
-  return {KernelLaunch{kernel, grid, block, 0,
-                       {BufferArg{"a"}, BufferArg{"b"}, BufferArg{"c"}, static_cast<std::int32_t>(m),
-                        static_cast<std::int32_t>(n), static_cast<std::int32_t>(k)}}};
+  const KernelLaunch launch{kernel, grid, block, 0,
+                            {BufferArg{"a"}, BufferArg{"b"}, BufferArg{"c"}, static_cast<std::int32_t>(m),
+                             static_cast<std::int32_t>(n), static_cast<std::int32_t>(k)}};
+  if (c["splitk"] == 1) return {launch};
+  return {MemsetStep{"c", 0, m * n * 4}, launch};  // the splits add into C
 }
 
 void MatmulFamily::generate_inputs(const Problem&, std::uint64_t seed, HostBuffers& inputs) const {

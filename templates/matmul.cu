@@ -17,6 +17,9 @@
 //                regtile, whose shared rows are read as float4 and must stay 16-byte aligned
 //   CUTUNE_BK    regtile: k depth of a step (8 or 16): 16 halves the barriers per k and doubles
 //                each thread's loads in flight, for twice the shared memory
+//   CUTUNE_SPLITK regtile: k is split into this many runs of steps (grid z), whose products are
+//                added into C with atomics after the plan zeroes it: more blocks where m x n
+//                tiles alone would leave a wave of the GPU mostly empty
 //   CUTUNE_MINBLOCKS  regtile: blocks per SM promised to the compiler (__launch_bounds__); 2 caps a
 //                128 x 128 x 8 block at 128 registers a thread, trading a few spills for occupancy
 //   CUTUNE_VEC   widest global load, in floats (1 or 4). A thread loads W = min(VEC, its share
@@ -181,6 +184,7 @@ matmul_guide_scalar(const float* __restrict__ A, const float* __restrict__ B, fl
 // ---- register-tiled, double-buffered -------------------------------------------------------------
 
 #define BK CUTUNE_BK
+#define SPLITK CUTUNE_SPLITK
 #define SROW (TILE + (CUTUNE_PAD ? 4 : 0))
 #define GROUPS (RT / 4)        // runs of 4 rows (columns) per thread
 #define GROUP_STRIDE (4 * TX)  // distance between a thread's runs
@@ -188,6 +192,26 @@ matmul_guide_scalar(const float* __restrict__ A, const float* __restrict__ B, fl
 
 static_assert(RT % 4 == 0, "regtile threads read their rows and columns as float4");
 static_assert(TILE * BK % THREADS == 0, "every thread fetches a whole share of a tile");
+
+// A result: stored, or with split k added to what the other splits add (the plan zeroes C first).
+// sm_90 adds a float4 in one atomic; older devices add its four floats one by one.
+__device__ __forceinline__ void emit_scalar(float* c, float v) {
+#if SPLITK > 1
+  atomicAdd(c, v);
+#else
+  *c = v;
+#endif
+}
+
+__device__ __forceinline__ void emit_vector(float* c, float4 v) {
+#if SPLITK > 1 && __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float4*>(c), v);
+#elif SPLITK > 1
+  atomicAdd(c + 0, v.x), atomicAdd(c + 1, v.y), atomicAdd(c + 2, v.z), atomicAdd(c + 3, v.w);
+#else
+  *reinterpret_cast<float4*>(c) = v;
+#endif
+}
 
 template <int W>
 __device__ __forceinline__ void regtile_gemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
@@ -209,16 +233,21 @@ __device__ __forceinline__ void regtile_gemm(const float* __restrict__ A, const 
 #pragma unroll
     for (int c = 0; c < RT; ++c) acc[r][c] = 0.0f;
 
+  // This block's share of k: all of it, or (split k) the blockIdx.z-th of SPLITK runs of steps.
   const int tiles = (k + BK - 1) / BK;
-  a.fetch(A, k, row0, 0, m, k);
-  b.fetch(B, n, 0, col0, k, n);
+  const int per_split = (tiles + SPLITK - 1) / SPLITK;
+  const int t_begin = blockIdx.z * per_split;
+  const int t_end = min_int(tiles, t_begin + per_split);
+  if (t_begin >= t_end) return;  // a k too short for every split: nothing to add (uniform per block)
+  a.fetch(A, k, row0, t_begin * BK, m, k);
+  b.fetch(B, n, t_begin * BK, col0, k, n);
   put(0);
   __syncthreads();
-  for (int t = 0; t < tiles; ++t) {
-    const int current = t & 1;
+  for (int t = t_begin; t < t_end; ++t) {
+    const int current = (t - t_begin) & 1;
     // One barrier per step suffices: a thread can only start writing buffer current ^ 1 again
     // (two steps on) after every thread has passed the barrier that ends this step's reads.
-    if (t + 1 < tiles) {
+    if (t + 1 < t_end) {
       a.fetch(A, k, row0, (t + 1) * BK, m, k);
       b.fetch(B, n, (t + 1) * BK, col0, k, n);
     }
@@ -237,7 +266,7 @@ __device__ __forceinline__ void regtile_gemm(const float* __restrict__ A, const 
 #pragma unroll
         for (int c = 0; c < RT; ++c) acc[r][c] += av[r] * bv[c];
     }
-    if (t + 1 < tiles) put(current ^ 1);
+    if (t + 1 < t_end) put(current ^ 1);
     __syncthreads();
   }
 
@@ -249,12 +278,13 @@ __device__ __forceinline__ void regtile_gemm(const float* __restrict__ A, const 
 #pragma unroll
     for (int g = 0; g < GROUPS; ++g) {
       const int col = col0 + g * GROUP_STRIDE + tx * 4;
+      const float4 v = make_float4(acc[r][g * 4 + 0], acc[r][g * 4 + 1], acc[r][g * 4 + 2], acc[r][g * 4 + 3]);
       if (vector_store && col < n) {  // n % 4 == 0 and col % 4 == 0: all four are inside
-        *reinterpret_cast<float4*>(C + (long long)row * n + col) =
-            make_float4(acc[r][g * 4 + 0], acc[r][g * 4 + 1], acc[r][g * 4 + 2], acc[r][g * 4 + 3]);
+        emit_vector(C + (long long)row * n + col, v);
       } else {
 #pragma unroll
-        for (int w = 0; w < 4; ++w) store_scalar(C, m, n, row, col + w, acc[r][g * 4 + w]);
+        for (int w = 0; w < 4; ++w)
+          if (col + w < n) emit_scalar(C + (long long)row * n + col + w, lane(v, w));
       }
     }
   }

@@ -140,3 +140,30 @@ TEST(MatmulProblems, DefaultsAndValidation) {
   EXPECT_DOUBLE_EQ(w.flops, 2.0 * 1024 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(w.bytes, 3.0 * 1024 * 1024 * 4);
 }
+
+// Split k: the plan zeroes C (the splits add into it) and launches one block per split in z;
+// without a split, C is written once and nothing zeroes it.
+TEST(MatmulPlan, SplitKZeroesCAndLaunchesOneBlockPerSplit) {
+  MatmulFamily family;
+  const Space space = family.space(DeviceLimits{});
+  const Problem p = MatmulFamily::make_problem(3000, 1500, 2500);
+  const auto plan_of = [&](const std::string& key) {
+    const Config config = space.parse(key);
+    return family.plan(p, ConfigView(space, config));
+  };
+  const auto split = plan_of("algo=regtile,tile=128,ept=8,pad=1,vec=4,minblocks=2,bk=16,splitk=2");
+  ASSERT_EQ(split.size(), 2u);
+  const auto& zero = std::get<MemsetStep>(split[0]);
+  EXPECT_EQ(zero.buffer, "c");
+  EXPECT_EQ(zero.word, 0u);
+  EXPECT_EQ(zero.bytes, 3000 * 1500 * 4);
+  const auto& launch = std::get<KernelLaunch>(split[1]);
+  EXPECT_EQ(launch.grid.x, (1500u + 127) / 128);
+  EXPECT_EQ(launch.grid.y, (3000u + 127) / 128);
+  EXPECT_EQ(launch.grid.z, 2u);
+
+  const auto whole = plan_of("algo=regtile,tile=128,ept=8,pad=1,vec=4,minblocks=2,bk=16,splitk=1");
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(std::get<KernelLaunch>(whole[0]).grid.z, 1u);
+  EXPECT_FALSE(space.valid(space.parse("algo=ab_shared,tile=64,ept=4,pad=0,vec=4,minblocks=1,bk=8,splitk=2")));
+}
