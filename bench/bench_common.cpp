@@ -87,11 +87,10 @@ Measurement time_copy(std::size_t bytes, cudaStream_t stream, const MeasureOptio
 }
 
 std::optional<StoredBest> best_stored_config(db::Store& store, const std::string& family, const std::string& device_uuid,
-                                             const std::string& dtype, std::int64_t size, const std::string& exact_key) {
+                                             const std::string& dtype, std::int64_t size) {
   std::optional<StoredBest> best;
   double best_distance = 0;
   for (const auto& row : store.best(family, device_uuid)) {
-    if (!exact_key.empty() && row.problem_key == exact_key) return StoredBest{row.config, row.problem_key};
     if (row.dtype != dtype || row.problem_size <= 0) continue;
     const double distance = std::fabs(std::log(static_cast<double>(row.problem_size)) - std::log(static_cast<double>(size)));
     if (!best || distance < best_distance) {
@@ -217,8 +216,11 @@ std::string BenchSession::heading(const std::string& title) const {
 }
 
 StoredRun run_best_stored(BenchSession& session, const Family& family, const Problem& problem) {
-  const auto stored = best_stored_config(session.store, family.name(), session.device.fingerprint().uuid, problem.dtype, problem.size,
-                                         problem.key);
+  // The problem's own config if it was tuned (or one of a size that differs only in n), else the
+  // nearest tuned size of the same type.
+  const std::string& uuid = session.device.fingerprint().uuid;
+  auto stored = best_stored_config_for(session.store, family, uuid, problem);
+  if (!stored) stored = best_stored_config(session.store, family.name(), uuid, problem.dtype, problem.size);
   if (!stored)
     throw Error("no stored " + family.name() + " results for this device: run tune --kernel " + family.name() +
                 " --device N first");

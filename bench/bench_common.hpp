@@ -62,15 +62,13 @@ Measurement time_baseline(const std::function<void(cudaStream_t)>& launch, cudaS
 // Device-to-device copy of `bytes` (cudaMemcpyAsync), timed the same way.
 Measurement time_copy(std::size_t bytes, cudaStream_t stream, const MeasureOptions& options, std::size_t l2_bytes);
 
-// The best stored ok config of `family` on this device: that of the problem `exact_key` if it
-// was tuned, else that of the stored problem of the same dtype whose size is nearest to `size`
-// (log distance); also says which problem it was tuned on.
+// The best stored ok config of `family` on this device for the stored problem of the same dtype
+// whose size is nearest to `size` (log distance); also says which problem it was tuned on.
 struct StoredBest {
   std::string config, tuned_on;
 };
 std::optional<StoredBest> best_stored_config(db::Store& store, const std::string& family, const std::string& device_uuid,
-                                             const std::string& dtype, std::int64_t size,
-                                             const std::string& exact_key = {});
+                                             const std::string& dtype, std::int64_t size);
 
 // The best stored ok config for `problem` on this device: its own if it was tuned, else that of the
 // nearest tuned size among problems whose key differs only in n (same operator, offset, …).
