@@ -31,27 +31,31 @@ bool grid_alphas(const Problem& p) { return p.fields.value("alphas", std::string
 
 std::string PowersumFamily::summary() const {
   return "power-law MLE sums X-(i,j), X+(i,j) of |x[k]-x[i]|^alpha[j] in double; block per (i,j), per j, lane "
-         "groups, or symmetric tiles";
+         "groups, symmetric tiles, or a block per (i, line of exponents) sharing the ladder's starts";
 }
 
 std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t block) {
   if (map == sym) return (2 * kSymTile + 2 * kSymTile * (kSymTile + 1)) * 8;
-  return map == tile ? 0 : 2 * block * 8;
+  // tile: the transpose that adds up each group's sums, kTileCombineColumns + 1 doubles a thread.
+  return map == tile ? block * (kTileCombineColumns + 1) * 8 : 2 * block * 8;
 }
 
-std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t stage, std::int64_t window) {
+std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t map, std::int64_t stage, std::int64_t window) {
+  if (map == line) return window * 16;  // (d^a0, d^step) per k
   return stage ? window * 8 : 0;
 }
 
 Space PowersumFamily::space(const DeviceLimits& limits) const {
   Space s;
-  s.labelled_axis("map", {"pair", "exponent", "tile", "sym"},
-                  "(i, j) to blocks: block per pair, per exponent, lane groups, or symmetric tiles of pairs")
+  s.labelled_axis("map", {"pair", "exponent", "tile", "sym", "line"},
+                  "(i, j) to blocks: block per pair, per exponent, lane groups, symmetric tiles of pairs, or a block per "
+                  "(i, line of block/32 * jt exponents) whose warps share each k's ladder start")
       .axis("block", {64, 128, 256, 512}, "threads per block")
       .axis("fold", {1, 8, 32}, "tree maps: fold stops at this stride; thread 0 adds the last 2*fold sums")
       .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
       .axis("ksplit", {1, 8, 32}, "tile map: lanes splitting k for one (i, exponent tile)")
-      .axis("jt", {1, 4, 8, 16, 32, 40, kMaxExponentsPerGroup}, "tile and sym maps: exponents per lane group (per block for sym)")
+      .axis("jt", {1, 4, 8, 10, 16, 20, 32, 40, kMaxExponentsPerGroup},
+            "tile, line and sym maps: exponents per lane group (per warp for line, per block for sym)")
       .labelled_axis("term", {"pow", "explog", "ladder"},
                      "pow(d, a) per term; exp(a log d) with log d shared by jt exponents; or, where the exponents are "
                      "evenly spaced, d^a0 times (d^step)^jj: two exp per jt exponents")
@@ -64,7 +68,16 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
                [](const ConfigView& c) { return c["map"] != sym || (c["stage"] == 0 && c["ksplit"] == 1); })
       .require("explog and ladder share log d between exponents (jt > 1)",
                [](const ConfigView& c) { return c["term"] == pow_term || c["jt"] > 1; })
-      .require("ladder in the tile map only", [](const ConfigView& c) { return c["term"] != ladder_term || c["map"] == tile; })
+      .require("ladder in the tile and line maps only",
+               [](const ConfigView& c) { return c["term"] != ladder_term || c["map"] == tile || c["map"] == line; })
+      .require("line runs the ladder, a warp's lanes splitting k, from no staged window (term = ladder, ksplit = 32, "
+               "stage = global)",
+               [](const ConfigView& c) {
+                 return c["map"] != line || (c["term"] == ladder_term && c["ksplit"] == 32 && c["stage"] == 0);
+               })
+      // Past 80 exponents the ladder's roundings outgrow the tolerance (see tolerance()).
+      .require("a line holds at most 80 exponents (block/32 * jt <= 80)",
+               [](const ConfigView& c) { return c["map"] != line || c["block"] / 32 * c["jt"] <= kMaxExponentsPerGroup; })
       // Beyond 8 exponents per group a thread holds 16+ accumulators: worth it where the cost per
       // (i, k) is shared by them (ladder, with lane groups splitting k so that enough threads
       // run), or in sym, whose exponents are a loop, not registers.
@@ -75,7 +88,8 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory (trees + the largest staged window) <= device opt-in limit per block",
                [max = limits.max_shared_per_block_optin](const ConfigView& c) {
-                 return static_shared_bytes(c["map"], c["block"]) + dynamic_shared_bytes(c["stage"], kMaxWindow) <= max;
+                 return static_shared_bytes(c["map"], c["block"]) + dynamic_shared_bytes(c["map"], c["stage"], kMaxWindow) <=
+                        max;
                });
   return s;
 }
@@ -121,7 +135,7 @@ std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) co
   const std::vector<KernelArg> args{BufferArg{"x"}, BufferArg{"alpha"}, static_cast<std::int32_t>(w),
                                     static_cast<std::int32_t>(a), BufferArg{"minus"}, BufferArg{"plus"}};
   const Dim3 block{static_cast<unsigned>(c["block"])};
-  const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c["stage"], w));
+  const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c["map"], c["stage"], w));
   switch (c["map"]) {
     case pair: return {KernelLaunch{"powersum_pair", Dim3{static_cast<unsigned>(w), static_cast<unsigned>(a)}, block, shared, args}};
     case exponent: return {KernelLaunch{"powersum_exponent", Dim3{static_cast<unsigned>(a)}, block, shared, args}};
@@ -131,6 +145,11 @@ std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) co
       const Dim3 grid{static_cast<unsigned>(side * (side + 1) / 2), static_cast<unsigned>((a + c["jt"] - 1) / c["jt"])};
       return {MemsetStep{"minus", 0, w * a * 8}, MemsetStep{"plus", 0, w * a * 8},
               KernelLaunch{"powersum_sym", grid, block, 0, args}};
+    }
+    case line: {
+      const std::int64_t exponents_per_line = c["block"] / 32 * c["jt"];
+      const Dim3 grid{static_cast<unsigned>(w), static_cast<unsigned>((a + exponents_per_line - 1) / exponents_per_line)};
+      return {KernelLaunch{"powersum_line", grid, block, shared, args}};
     }
     default: {
       const std::int64_t groups = c["block"] / c["ksplit"];
@@ -199,6 +218,9 @@ HostBuffers PowersumFamily::reference(const Problem& p, const HostBuffers& input
 //    multiplies (at most jj of them round, however the template splits them into chains),
 //    that is (2 jj + 1)u + 3u a|L|; and the exponents may sit off the line
 //    a0 + jj step by the template's LADDER_SLACK (8u a relative), which adds 8u a_max|L|.
+//    The line map starts warp g's ladder at d^a0 (d^step)^m, m = g jt: the power by squaring
+//    adds at most m roundings and m copies of d^step's error, so term J = m + jj of the line
+//    sees (2 J + 2)u + 3u a|L|, J < 80 (a line holds at most 80 exponents).
 //    So every term is within (2 jt_max + 1)u + 11u a_max|L| relative. For d >= 1, |L| <= ln D
 //    with D the largest difference. For d < 1 the |L| part is absolute instead:
 //    11u a_max |L| d^a <= 11u a_max |L| e^(-a_min |L|) <= 11u (a_max / a_min) / e.

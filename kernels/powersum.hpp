@@ -10,8 +10,9 @@ namespace cutune {
 
 class PowersumFamily : public Family {
  public:
-  enum Map : std::int64_t { pair = 0, exponent = 1, tile = 2, sym = 3 };
+  enum Map : std::int64_t { pair = 0, exponent = 1, tile = 2, sym = 3, line = 4 };
   static constexpr std::int64_t kSymTile = 32;  // the sym map's tiles of pairs (see the template)
+  static constexpr std::int64_t kTileCombineColumns = 8;  // COMBINE_COLUMNS in the template's tile map
   enum Term : std::int64_t { pow_term = 0, explog_term = 1, ladder_term = 2 };
 
   // Windows are staged whole in shared memory (the study's windows are a few hundred to a few
@@ -36,10 +37,11 @@ class PowersumFamily : public Family {
   // uses (Clauset et al.'s plfit scans 1.5:0.01:3.5), or sorted uniform draws.
   enum class Alphas { grid, random };
   static Problem make_problem(std::int64_t window, std::int64_t exponents = kDefaultExponents, Alphas alphas = Alphas::grid);
-  // Shared memory one block needs as the template lays it out: the two trees of the tree maps or
-  // the sym map's tiles (static), and the staged window (dynamic).
+  // Shared memory one block needs as the template lays it out: the two trees of the tree maps, the tile
+  // map's transpose or the sym map's tiles (static), and the staged window or the line map's
+  // per-k ladder starts (dynamic).
   static std::int64_t static_shared_bytes(std::int64_t map, std::int64_t block);
-  static std::int64_t dynamic_shared_bytes(std::int64_t stage, std::int64_t window);
+  static std::int64_t dynamic_shared_bytes(std::int64_t map, std::int64_t stage, std::int64_t window);
   // |minus - expected| <= rtol |expected| + atol, from the error analysis in powersum.cpp.
   struct Tolerance {
     double rtol, atol;

@@ -12,25 +12,29 @@
 //                    them up (the study's layout)
 //                  1 exponent: one block per j looping over i, same tree per i
 //                  2 tile: groups of KSPLIT consecutive lanes own one i and JT exponents; the
-//                    lanes split k and combine by warp shuffle; a block holds BLOCK/KSPLIT groups
+//                    lanes split k and add their sums through a shared-memory transpose; a block
+//                    holds BLOCK/KSPLIT groups
 //                  3 sym: |x[k] - x[i]|^alpha is symmetric, so each pair k > i is computed once:
 //                    a block takes a 32 x 32 tile of pairs above the diagonal and JT exponents,
 //                    adds its rows into plus[i] and its columns into minus[k] with double
 //                    atomics (the plan zeroes both first). The k = i terms are 0^alpha = 0.
+//                  4 line (ladder only): one block per i and line of BLOCK/32 * JT exponents;
+//                    the block computes each k's ladder start once, and each warp runs the
+//                    ladder for JT of the line's exponents (see the map's section)
 //   CUTUNE_BLOCK   threads per block (power of two, >= 64)
 //   CUTUNE_FOLD    tree maps: the fold stops at stride FOLD and thread 0 adds the remaining
 //                  2*FOLD partial sums serially (1: a full tree)
 //   CUTUNE_STAGE   0: read x from global memory; 1: the block first copies the window into
 //                  shared memory (w doubles of dynamic shared memory)
-//   CUTUNE_KSPLIT  tile map: lanes per group (1, 2, 4, …, 32)
-//   CUTUNE_JT      tile map: exponents per group
+//   CUTUNE_KSPLIT  tile map: lanes per group (1, 2, 4, …, 32); line map: 32
+//   CUTUNE_JT      tile and line maps: exponents per group (per warp in the line map); sym: per block
 //   CUTUNE_TERM    0: pow(d, alpha) per term; 1: exp(alpha * log d), log d computed once per
 //                  (i, k) and shared by the group's JT exponents (exact for d = 0 since alpha > 0:
 //                  log 0 = -inf, exp(-inf) = 0)
-//                  2 (tile map) ladder: where the group's exponents are evenly spaced, as an MLE
-//                  scan's candidate grid is, d^(a0 + jj step) = d^a0 (d^step)^jj: two exp and
-//                  JT - 1 multiplies per (i, k) instead of JT exp. Exponents that are not evenly
-//                  spaced (checked per group at run time) take the explog path.
+//                  2 ladder (tile and line maps): where the group's exponents are evenly spaced,
+//                  as an MLE scan's candidate grid is, d^(a0 + jj step) = d^a0 (d^step)^jj: two
+//                  exp and JT - 1 multiplies per (i, k) instead of JT exp. Exponents that are not
+//                  evenly spaced (checked per group, or line, at run time) take the explog path.
 
 #define BLOCK CUTUNE_BLOCK
 #define FOLD CUTUNE_FOLD
@@ -190,34 +194,44 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
 }
 
 #else
-// ---- tile map: groups of lanes, each owning one i and JT exponents ------------------------------
+// ---- tile and line maps: groups of lanes, each owning one i and JT exponents --------------------
 
 // The ladder's test for evenly spaced exponents: each may sit this far (relative) from the line
-// through the group's first and last: a few roundings of a grid like 1.5 + j * 0.025. The
-// tolerance (kernels/powersum.cpp) accounts for it.
+// through the first and last of its group (tile) or line (line map): a few roundings of a grid
+// like 1.5 + j * 0.025. The tolerance (kernels/powersum.cpp) accounts for it.
 #define LADDER_SLACK (4 * 2.220446049250313e-16)
 #define LADDER_CHAINS 4  // independent multiply chains in the ladder
 
-// The group's exponents, and for the ladder whether they are evenly spaced (a0 + jj * step). The
-// same for every thread of the block (they share blockIdx.y), so branching on it never diverges.
+// A run of exponents (a group, or the line map's line), and for the ladder whether they are
+// evenly spaced (a0 + jj * step). The same for every thread of the block (they share
+// blockIdx.y), so branching on it never diverges.
 struct Exponents {
-  int count;  // exponents of this group that exist
+  int count;  // exponents of this run that exist
 #if CUTUNE_TERM == 2
   // The ladder needs only the line; its fallback reads the exponents from memory, so that the
   // registers go to the JT accumulators.
-  const double* __restrict__ alpha;  // the group's first
+  const double* __restrict__ alpha;  // the run's first
   double a0, step;
   bool even;
   __device__ __forceinline__ double at(int jj) const { return jj < count ? alpha[jj] : 1.0; }
+  // The JT exponents starting `offset` into this run (a line map warp's group).
+  __device__ __forceinline__ Exponents part(int offset) const {
+    Exponents e = *this;
+    e.count = min(JT, count - offset);
+    e.alpha = alpha + offset;
+    e.a0 = a0 + offset * step;
+    return e;
+  }
 #else
   double a[JT];  // past the last exponent: 1.0, whose sums are computed and dropped
   __device__ __forceinline__ double at(int jj) const { return a[jj]; }
 #endif
 };
 
-__device__ __forceinline__ Exponents group_exponents(const double* __restrict__ alpha, int j0, int exponents) {
+// The run of at most `span` exponents starting at j0.
+__device__ __forceinline__ Exponents run_of_exponents(const double* __restrict__ alpha, int j0, int exponents, int span) {
   Exponents e;
-  e.count = min(JT, exponents - j0);
+  e.count = min(span, exponents - j0);
 #if CUTUNE_TERM == 2
   e.alpha = alpha + j0;
   e.a0 = alpha[j0];
@@ -232,23 +246,54 @@ __device__ __forceinline__ Exponents group_exponents(const double* __restrict__ 
   return e;
 }
 
+// Adds exp(a log d) for the group's exponents to acc (exact for d = 0: exp(-inf) = 0).
+__device__ __forceinline__ void explog_add(double (&acc)[JT], const Exponents& e, double log_d) {
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) acc[jj] += exp(e.at(jj) * log_d);
+}
+
 #if CUTUNE_TERM == 2
-// The ladder's chains for one distance d: d^(a0 + jj step) = d^a0 (d^step)^jj as LADDER_CHAINS
-// independent chains t[q] (term jj = LADDER_CHAINS m + q is t[q] after m steps of `stride`), so
-// that the multiplies do not wait on each other. d = 0 (k = i, repeated points, or no k at all)
-// gives chains of zeros: 0^a = 0, and no 0 * inf.
-__device__ __forceinline__ void ladder_start(double d, const Exponents& e, double (&t)[LADDER_CHAINS], double& stride) {
+// The ladder's start for one distance d: (d^a0, d^step). d = 0 (k = i, repeated points, or no k
+// at all) gives (0, 0), whose chains are zeros: 0^a = 0, and no 0 * inf.
+__device__ __forceinline__ double2 ladder_start(double d, double a0, double step) {
   const bool live = d > 0;
   const double log_d = log(d);
-  const double ratio = live ? exp(e.step * log_d) : 0.0;
-  t[0] = live ? exp(e.a0 * log_d) : 0.0;
+  return make_double2(live ? exp(a0 * log_d) : 0.0, live ? exp(step * log_d) : 0.0);
+}
+
+// Adds two distances' ladders to acc: d^(a0 + jj step) = d^a0 (d^step)^jj, from their starts
+// (d^a0, d^step), as LADDER_CHAINS independent chains t[q] each (term jj = LADDER_CHAINS m + q
+// is t[q] after m steps of `stride`), so that the multiplies do not wait on each other. Two
+// distances at a time: their starts (logs and exponentials) are independent, so their latencies
+// overlap (a lane's k loop is a chain of them, and small windows leave few warps to hide it).
+__device__ __forceinline__ void ladder_add(double (&acc)[JT], double2 start1, double2 start2) {
+  double t1[LADDER_CHAINS], t2[LADDER_CHAINS];
+  t1[0] = start1.x;
+  t2[0] = start2.x;
 #pragma unroll
-  for (int q = 1; q < LADDER_CHAINS; ++q) t[q] = t[q - 1] * ratio;
+  for (int q = 1; q < LADDER_CHAINS; ++q) {
+    t1[q] = t1[q - 1] * start1.y;
+    t2[q] = t2[q - 1] * start2.y;
+  }
   // ratio^LADDER_CHAINS by LADDER_CHAINS - 1 multiplies: term jj still sees at most jj
   // roundings, as the tolerance counts them.
-  stride = ratio;
+  double stride1 = start1.y, stride2 = start2.y;
 #pragma unroll
-  for (int q = 1; q < LADDER_CHAINS; ++q) stride *= ratio;
+  for (int q = 1; q < LADDER_CHAINS; ++q) {
+    stride1 *= start1.y;
+    stride2 *= start2.y;
+  }
+#pragma unroll
+  for (int jj = 0; jj < JT; jj += LADDER_CHAINS)
+    // A short last group (80 = 32 + 32 + 16) computes its missing terms and drops them:
+    // skipping them (a branch on the group's count) cost ptxas 40 more registers.
+#pragma unroll
+    for (int q = 0; q < LADDER_CHAINS; ++q)
+      if (jj + q < JT) {
+        acc[jj + q] += t1[q] + t2[q];
+        t1[q] *= stride1;
+        t2[q] *= stride2;
+      }
 }
 #endif
 
@@ -259,23 +304,11 @@ __device__ __forceinline__ void add_terms(const double* xs, double xi, int begin
   for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
 #if CUTUNE_TERM == 2
   if (e.even) {
-    // Two k per iteration: their logs and exponentials are independent, so their latencies
-    // overlap (a lane's k loop is a chain of them, and small windows leave few warps to hide it).
 #pragma unroll 1
     for (int k = begin + lane_in_group; k < end; k += 2 * KSPLIT) {
-      double t1[LADDER_CHAINS], t2[LADDER_CHAINS], stride1, stride2;
-      ladder_start(fabs(xs[k] - xi), e, t1, stride1);
       const int k2 = k + KSPLIT;
-      ladder_start(k2 < end ? fabs(xs[k2] - xi) : 0.0, e, t2, stride2);
-#pragma unroll
-      for (int jj = 0; jj < JT; jj += LADDER_CHAINS)
-#pragma unroll
-        for (int q = 0; q < LADDER_CHAINS; ++q)
-          if (jj + q < JT) {
-            acc[jj + q] += t1[q] + t2[q];
-            t1[q] *= stride1;
-            t2[q] *= stride2;
-          }
+      ladder_add(acc, ladder_start(fabs(xs[k] - xi), e.a0, e.step),
+                 ladder_start(k2 < end ? fabs(xs[k2] - xi) : 0.0, e.a0, e.step));
     }
     return;
   }
@@ -287,43 +320,145 @@ __device__ __forceinline__ void add_terms(const double* xs, double xi, int begin
 #pragma unroll
     for (int jj = 0; jj < JT; ++jj) acc[jj] += pow(d, e.at(jj));
 #else
-    // exp(a log d), log d shared by the group's exponents (exact for d = 0: exp(-inf) = 0).
-    const double log_d = log(d);
-#pragma unroll
-    for (int jj = 0; jj < JT; ++jj) acc[jj] += exp(e.at(jj) * log_d);
+    explog_add(acc, e, log(d));
 #endif
   }
 }
 
-// Sums acc over the KSPLIT lanes of each group, and lane 0 of the group writes the existing ones.
+// The groups' sums leave through shared memory, a transpose: each lane writes its accumulators
+// as a row, then the lanes of a group add up the group's rows column by column. Shuffling every
+// accumulator down a butterfly instead costs JT log2(KSPLIT) shuffle pairs and adds per lane, as
+// much as a third of the instructions of a small window; the transpose costs about 3 JT.
+// COMBINE_COLUMNS accumulators go through at a time, so that the buffer stays small (it is per
+// warp, and occupancy is what a small window lacks). A row has one double of padding: rows 9
+// doubles apart put every 16 consecutive rows on distinct bank pairs, for the writes and for the
+// column reads alike.
+#define COMBINE_COLUMNS 8
+#define COMBINE_ROW (COMBINE_COLUMNS + 1)
+
+// Adds acc over the KSPLIT lanes of each group and writes the group's existing sums.
 __device__ __forceinline__ void write_group_sums(double (&acc)[JT], bool active, int lane_in_group, const Exponents& e,
-                                                 int j0, int w, int i, double* __restrict__ sums) {
+                                                 int j0, int w, int i, double* __restrict__ combine,
+                                                 double* __restrict__ sums) {
+  const int lane = threadIdx.x % 32;
+  double* warp_rows = combine + (threadIdx.x - lane) * COMBINE_ROW;
+  double* my_row = warp_rows + lane * COMBINE_ROW;
+  // Where KSPLIT > COMBINE_COLUMNS, a column's KSPLIT rows are split between KSPLIT /
+  // COMBINE_COLUMNS lanes, which then add their parts by shuffle; otherwise one lane takes whole
+  // columns.
+  constexpr int rows_per_lane = KSPLIT > COMBINE_COLUMNS ? COMBINE_COLUMNS : KSPLIT;
+  const double* first_row =
+      warp_rows + (lane - lane_in_group + (KSPLIT > COMBINE_COLUMNS ? lane_in_group / COMBINE_COLUMNS * COMBINE_COLUMNS : 0)) * COMBINE_ROW;
 #pragma unroll
-  for (int offset = KSPLIT / 2; offset > 0; offset >>= 1)
+  for (int c0 = 0; c0 < JT; c0 += COMBINE_COLUMNS) {
+    if (c0 >= e.count) break;  // uniform across the block
 #pragma unroll
-    for (int jj = 0; jj < JT; ++jj) acc[jj] += __shfl_xor_sync(FULL_MASK, acc[jj], offset);
-  if (active && lane_in_group == 0)
+    for (int q = 0; q < COMBINE_COLUMNS; ++q)
+      if (c0 + q < JT) my_row[q] = acc[c0 + q];
+    __syncwarp();
+    // With KSPLIT >= COMBINE_COLUMNS every lane takes exactly one column, so the shuffles below
+    // run converged.
+    for (int c = lane_in_group % COMBINE_COLUMNS; c < COMBINE_COLUMNS; c += KSPLIT) {
+      double s = 0;
 #pragma unroll
-    for (int jj = 0; jj < JT; ++jj)
-      if (jj < e.count) sums[(long long)(j0 + jj) * w + i] = acc[jj];
+      for (int r = 0; r < rows_per_lane; ++r) s += first_row[r * COMBINE_ROW + c];
+#pragma unroll
+      for (int offset = COMBINE_COLUMNS; offset < KSPLIT; offset *= 2) s += __shfl_xor_sync(FULL_MASK, s, offset);
+      if (active && lane_in_group < COMBINE_COLUMNS && c0 + c < e.count) sums[(long long)(j0 + c0 + c) * w + i] = s;
+    }
+    __syncwarp();  // the rows are rewritten next
+  }
 }
 
+#if CUTUNE_MAP == 2
 extern "C" __global__ void __launch_bounds__(BLOCK)
 powersum_tile(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
               double* __restrict__ minus, double* __restrict__ plus) {
+  __shared__ double combine[BLOCK * COMBINE_ROW];
   const double* xs = window(x, w);
   const int i = blockIdx.x * (BLOCK / KSPLIT) + threadIdx.x / KSPLIT;
   const int lane_in_group = threadIdx.x % KSPLIT;
   const int j0 = blockIdx.y * JT;
-  const Exponents e = group_exponents(alpha, j0, exponents);
+  const Exponents e = run_of_exponents(alpha, j0, exponents, JT);
   // Lanes past the window still take part in the shuffles, with nothing to add.
   const bool active = i < w;
   const double xi = active ? xs[i] : 0.0;
   // One sum at a time (k <= i, then k > i), so only JT accumulators are live.
   double acc[JT];
   add_terms(xs, xi, 0, active ? i + 1 : 0, lane_in_group, e, acc);
-  write_group_sums(acc, active, lane_in_group, e, j0, w, i, minus);
+  write_group_sums(acc, active, lane_in_group, e, j0, w, i, combine, minus);
   add_terms(xs, xi, i + 1, active ? w : 0, lane_in_group, e, acc);
-  write_group_sums(acc, active, lane_in_group, e, j0, w, i, plus);
+  write_group_sums(acc, active, lane_in_group, e, j0, w, i, combine, plus);
 }
+
+#else
+// ---- line map: a block per (i, line of exponents); its warps share the ladder's starts ----------
+//
+// In the tile map every group of JT exponents pays its own log and two exp per (i, k), as many
+// instructions as a 32-term ladder. Here a block owns one i and a line of LINE = warps * JT
+// evenly spaced exponents: its threads compute each k's start (d^a0, d^step) once, into shared
+// memory, and warp g runs the ladder for exponents g JT .. g JT + JT - 1 of the line, starting
+// from d^a0 (d^step)^(g JT). A line that is not evenly spaced keeps log d per k instead and takes
+// exp(a log d) per term.
+
+#define LINE_WARPS (BLOCK / 32)
+static_assert(CUTUNE_TERM == 2 && KSPLIT == 32, "the line map runs the ladder, a warp's lanes splitting k");
+
+// (d^a0, d^step) -> (d^(a0 + offset step), d^step): the power by squaring, at most
+// 2 log2(offset) roundings (the tolerance counts them).
+__device__ __forceinline__ double2 shifted_start(double2 start, int offset) {
+  double power = 1.0, square = start.y;
+  for (int m = offset; m > 0; m >>= 1) {  // the same offset for the whole warp
+    if (m & 1) power *= square;
+    square *= square;
+  }
+  return make_double2(start.x * power, start.y);
+}
+
+// Adds the terms of this lane's k in [begin, end) from the block's per-k starts (or logs).
+__device__ __forceinline__ void line_add_terms(const double2* starts, int begin, int end, int lane, const Exponents& e,
+                                               int offset, double (&acc)[JT]) {
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
+  if (e.even) {
+#pragma unroll 1
+    for (int k = begin + lane; k < end; k += 64) {
+      const int k2 = k + 32;
+      ladder_add(acc, shifted_start(starts[k], offset),
+                 k2 < end ? shifted_start(starts[k2], offset) : make_double2(0.0, 0.0));
+    }
+    return;
+  }
+#pragma unroll 1
+  for (int k = begin + lane; k < end; k += 32) explog_add(acc, e, starts[k].x);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+powersum_line(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
+              double* __restrict__ minus, double* __restrict__ plus) {
+  __shared__ double combine[BLOCK * COMBINE_ROW];
+  double2* starts = reinterpret_cast<double2*>(dynamic_shared);  // w of them
+  const int i = blockIdx.x;
+  const int line0 = blockIdx.y * (LINE_WARPS * JT);
+  const Exponents line = run_of_exponents(alpha, line0, exponents, LINE_WARPS * JT);
+  const double xi = x[i];
+#pragma unroll 2
+  for (int k = threadIdx.x; k < w; k += BLOCK) {
+    const double d = fabs(x[k] - xi);
+    starts[k] = line.even ? ladder_start(d, line.a0, line.step) : make_double2(log(d), 0.0);
+  }
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+  const int offset = threadIdx.x / 32 * JT;
+  if (offset >= line.count) return;  // a short last line leaves this warp nothing; no barrier follows
+  const Exponents e = line.part(offset);
+  const int j0 = line0 + offset;
+  // One sum at a time (k <= i, then k > i), so only JT accumulators are live.
+  double acc[JT];
+  line_add_terms(starts, 0, i + 1, lane, e, offset, acc);
+  write_group_sums(acc, true, lane, e, j0, w, i, combine, minus);
+  line_add_terms(starts, i + 1, w, lane, e, offset, acc);
+  write_group_sums(acc, true, lane, e, j0, w, i, combine, plus);
+}
+#endif
 #endif

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -91,13 +92,15 @@ inline void expect_whole_space_verified(const Family& family, const std::vector<
   expect_all_verified(rows);
 }
 
-// A planted error in the variants whose config key starts with `wrong_prefix`: those must be
+// A planted error in the variants whose config key starts with one of `wrong_prefixes`: those must be
 // wrong_result with the first bad index at `index`, all others ok. Returns how many were rejected.
-inline int expect_rejected_exactly(const std::vector<db::ResultRecord>& rows, const std::string& wrong_prefix,
+inline int expect_rejected_exactly(const std::vector<db::ResultRecord>& rows, const std::vector<std::string>& wrong_prefixes,
                                    std::int64_t index) {
   int rejected = 0;
   for (const auto& r : rows) {
-    if (r.config.rfind(wrong_prefix, 0) != 0) {
+    const bool wrong = std::any_of(wrong_prefixes.begin(), wrong_prefixes.end(),
+                                   [&](const std::string& prefix) { return r.config.rfind(prefix, 0) == 0; });
+    if (!wrong) {
       EXPECT_EQ(r.status, "ok") << r.config << ": " << r.error;
       continue;
     }

@@ -31,6 +31,6 @@ TEST(GpuAvgmatvec, PlantedWrongVariantIsRejected) {
                      "y[(long long)row * sets + set] = acc[i][j] * (row == 3 && set == 5 ? 1.01f : 1.0f);");
   const std::int64_t sets = 40;
   const auto rows = tune(wrong, store, quick_session({AvgmatvecFamily::make_problem(sets, 64, 48)}));
-  const int rejected = expect_rejected_exactly(rows, "fuse=split", 3 * sets + 5);
+  const int rejected = expect_rejected_exactly(rows, {"fuse=split"}, 3 * sets + 5);
   EXPECT_GT(rejected, 50);
 }

@@ -30,6 +30,6 @@ TEST(GpuMatmul, PlantedWrongVariantIsRejected) {
   EditedFamily wrong(registered_matmul(), "make_float4(acc[r][g * 4 + 0],",
                      "make_float4(acc[r][g * 4 + 0] * (row == 0 && col == 0 ? 2.0f : 1.0f),");
   const auto rows = tune(wrong, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
-  const int rejected = expect_rejected_exactly(rows, "algo=regtile", 0);
+  const int rejected = expect_rejected_exactly(rows, {"algo=regtile"}, 0);
   EXPECT_GT(rejected, 10);
 }

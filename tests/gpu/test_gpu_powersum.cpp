@@ -27,12 +27,12 @@ TEST(GpuPowersum, EveryConfigOfTheSpaceVerifies) {
 TEST(GpuPowersum, PlantedWrongVariantIsRejected) {
   TempDb t;
   db::Store store(t.path);
-  // The tile map gets X-(5, 2) and X+(5, 2) wrong in the 7th significant digit: far beyond the
-  // tolerance. X- is checked first.
-  EditedFamily wrong(registered_powersum(), "sums[(long long)(j0 + jj) * w + i] = acc[jj];",
-                     "sums[(long long)(j0 + jj) * w + i] = acc[jj] * (i == 5 && j0 + jj == 2 ? 1.000001 : 1.0);");
+  // The tile and line maps (they share how a group's sums are written) get X-(5, 2) and X+(5, 2)
+  // wrong in the 7th significant digit: far beyond the tolerance. X- is checked first.
+  EditedFamily wrong(registered_powersum(), "sums[(long long)(j0 + c0 + c) * w + i] = s;",
+                     "sums[(long long)(j0 + c0 + c) * w + i] = s * (i == 5 && j0 + c0 + c == 2 ? 1.000001 : 1.0);");
   const std::int64_t w = 120;
   const auto rows = tune(wrong, store, quick_session({PowersumFamily::make_problem(w, 6)}));
-  const int rejected = expect_rejected_exactly(rows, "map=tile", 2 * w + 5);
+  const int rejected = expect_rejected_exactly(rows, {"map=tile", "map=line"}, 2 * w + 5);
   EXPECT_GT(rejected, 50);
 }

@@ -108,7 +108,7 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
     EXPECT_LE(c["block"], limits.max_threads_per_block);
     EXPECT_LE(2 * c["fold"], c["block"]);
     EXPECT_LE(PowersumFamily::static_shared_bytes(c["map"], c["block"]) +
-                  PowersumFamily::dynamic_shared_bytes(c["stage"], PowersumFamily::kMaxWindow),
+                  PowersumFamily::dynamic_shared_bytes(c["map"], c["stage"], PowersumFamily::kMaxWindow),
               limits.max_shared_per_block_optin);
     if (c["map"] < PowersumFamily::tile) {
       EXPECT_EQ(c["ksplit"] * c["jt"], 1);
@@ -119,7 +119,12 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
     }
     EXPECT_LE(c["jt"], PowersumFamily::kMaxExponentsPerGroup);  // the tolerance covers the ladder up to there
     if (c["term"] == PowersumFamily::ladder_term) {
-      EXPECT_EQ(c["map"], PowersumFamily::tile);
+      EXPECT_TRUE(c["map"] == PowersumFamily::tile || c["map"] == PowersumFamily::line);
+    }
+    if (c["map"] == PowersumFamily::line) {
+      EXPECT_EQ(c["term"], PowersumFamily::ladder_term);
+      EXPECT_EQ(c["ksplit"], 32);
+      EXPECT_LE(c["block"] / 32 * c["jt"], PowersumFamily::kMaxExponentsPerGroup);  // the tolerance's line
     }
   });
   EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 400u);  // brute force stays minutes
@@ -139,44 +144,65 @@ TEST(PowersumProblems, DefaultsAndValidation) {
   EXPECT_DOUBLE_EQ(w.bytes, (500 + 80) * 8.0 + 2 * 500 * 80 * 8.0);
 }
 
-// The ladder's arithmetic (templates/powersum.cu, term=ladder) replayed on the host in double:
-// d^a0 by exp(a0 log d), then multiplies by powers of d^step, over groups of the largest jt.
-// Its sums must pass the family's verification on the default grid problem, as the kernel's must.
+// The ladder's arithmetic (templates/powersum.cu, term=ladder) replayed on the host in double,
+// for lines of `line` exponents split into groups of `jt`: d^a0 by exp(a0 log d) and d^step by
+// exp(step log d) once per line; a group starting m exponents into its line starts at
+// d^a0 (d^step)^m, the power by squaring (the line map; m = 0 in the tile map); then four
+// chains, each advanced by ratio^4, as the kernel's LADDER_CHAINS.
+static HostBuffers ladder_sums(const PowersumFamily& family, const Problem& p, const HostBuffers& inputs, std::size_t line,
+                        std::size_t jt) {
+  const auto x = inputs.as<double>("x");
+  const auto alpha = inputs.as<double>("alpha");
+  const std::size_t w = x.size(), a = alpha.size();
+  HostBuffers sums = family.reference(p, inputs);
+  auto minus = sums.as<double>("minus");
+  auto plus = sums.as<double>("plus");
+  for (std::size_t line0 = 0; line0 < a; line0 += line) {
+    const std::size_t line_count = std::min(line, a - line0);
+    const double a0 = alpha[line0];
+    const double step = line_count > 1 ? (alpha[line0 + line_count - 1] - a0) / static_cast<double>(line_count - 1) : 0.0;
+    for (std::size_t offset = 0; offset < line_count; offset += jt) {
+      const std::size_t count = std::min(jt, line_count - offset);
+      for (std::size_t i = 0; i < w; ++i) {
+        std::vector<double> m(count, 0.0), q(count, 0.0);
+        for (std::size_t k = 0; k < w; ++k) {
+          const double d = std::fabs(x[k] - x[i]);
+          if (d == 0) continue;
+          const double ratio = std::exp(step * std::log(d));
+          double power = 1.0, square = ratio;
+          for (std::size_t bits = offset; bits > 0; bits >>= 1) {
+            if (bits & 1) power *= square;
+            square *= square;
+          }
+          std::array<double, 4> t{std::exp(a0 * std::log(d)) * power};
+          for (std::size_t c = 1; c < t.size(); ++c) t[c] = t[c - 1] * ratio;
+          const double stride = ratio * ratio * ratio * ratio;
+          for (std::size_t jj = 0; jj < count; ++jj) {
+            (k <= i ? m : q)[jj] += t[jj % 4];
+            t[jj % 4] *= stride;
+          }
+        }
+        for (std::size_t jj = 0; jj < count; ++jj) {
+          minus[(line0 + offset + jj) * w + i] = m[jj];
+          plus[(line0 + offset + jj) * w + i] = q[jj];
+        }
+      }
+    }
+  }
+  return sums;
+}
+
+// The ladder's sums must pass the family's verification on the default grid problem, as the
+// kernel's must: the tile map's longest group (80 exponents, one ladder), and the line map's
+// line of 80 split into the smallest groups (10), whose starts take the largest powers.
 TEST(PowersumVerify, LadderArithmeticIsWithinTheTolerance) {
   PowersumFamily family;
   const Problem p = PowersumFamily::make_problem(500);
   const HostBuffers inputs = generated_inputs(family, p, 5);
-  const auto x = inputs.as<double>("x");
-  const auto alpha = inputs.as<double>("alpha");
-  const std::size_t w = x.size(), a = alpha.size(), jt = PowersumFamily::kMaxExponentsPerGroup;
-  HostBuffers ladder = family.reference(p, inputs);
-  auto minus = ladder.as<double>("minus");
-  auto plus = ladder.as<double>("plus");
-  for (std::size_t j0 = 0; j0 < a; j0 += jt) {
-    const std::size_t count = std::min(jt, a - j0);
-    const double a0 = alpha[j0], step = count > 1 ? (alpha[j0 + count - 1] - a0) / static_cast<double>(count - 1) : 0.0;
-    for (std::size_t i = 0; i < w; ++i) {
-      std::vector<double> m(count, 0.0), q(count, 0.0);
-      for (std::size_t k = 0; k < w; ++k) {
-        const double d = std::fabs(x[k] - x[i]);
-        if (d == 0) continue;
-        // Four chains, each advanced by ratio^4, as the kernel's LADDER_CHAINS.
-        const double ratio = std::exp(step * std::log(d));
-        std::array<double, 4> t{std::exp(a0 * std::log(d))};
-        for (std::size_t c = 1; c < t.size(); ++c) t[c] = t[c - 1] * ratio;
-        const double stride = ratio * ratio * ratio * ratio;
-        for (std::size_t jj = 0; jj < count; ++jj) {
-          (k <= i ? m : q)[jj] += t[jj % 4];
-          t[jj % 4] *= stride;
-        }
-      }
-      for (std::size_t jj = 0; jj < count; ++jj) {
-        minus[(j0 + jj) * w + i] = m[jj];
-        plus[(j0 + jj) * w + i] = q[jj];
-      }
-    }
-  }
   const HostBuffers expected = family.reference(p, inputs);
-  const Verdict v = family.compare(p, expected, ladder);
-  EXPECT_TRUE(v.ok) << v.message;
+  const std::size_t longest = PowersumFamily::kMaxExponentsPerGroup;
+  for (const std::size_t jt : {longest, std::size_t{10}}) {
+    const Verdict v = family.compare(p, expected, ladder_sums(family, p, inputs, longest, jt));
+    EXPECT_TRUE(v.ok) << "groups of " << jt << ": " << v.message;
+  }
 }
