@@ -58,6 +58,23 @@ typedef struct {
   unsigned dynamic_shared_bytes;
 } cutune_launch;
 
+/* Fills part of one of the family's buffers (named as the kernels' parameter that receives it)
+ * with a repeated 32-bit word: cuMemsetD32(buffer + byte_offset, word, bytes / 4). */
+typedef struct {
+  const char* buffer;
+  uint32_t word;
+  int64_t bytes, byte_offset;
+} cutune_memset;
+
+typedef enum { CUTUNE_STEP_LAUNCH = 0, CUTUNE_STEP_MEMSET = 1 } cutune_step_kind;
+
+/* One step of the measured plan: `launch` or `memset`, as `kind` says. */
+typedef struct {
+  cutune_step_kind kind;
+  cutune_launch launch;
+  cutune_memset memset;
+} cutune_step;
+
 /* The message of this thread's last failed call ("" when none). */
 CUTUNE_LOOKUP_C_API const char* cutune_last_error(void);
 
@@ -77,6 +94,10 @@ CUTUNE_LOOKUP_C_API const char* cutune_match_parameter_value(const cutune_match*
 CUTUNE_LOOKUP_C_API cutune_status cutune_match_integer(const cutune_match* match, const char* name, int64_t* value);
 CUTUNE_LOOKUP_C_API size_t cutune_match_launch_count(const cutune_match* match);
 CUTUNE_LOOKUP_C_API cutune_status cutune_match_launch(const cutune_match* match, size_t index, cutune_launch* launch);
+/* The whole plan in order: the launches and the memsets before or between them. A config whose plan
+ * has memsets (an atomic reduction's zeroed output, say) is wrong when only its launches run. */
+CUTUNE_LOOKUP_C_API size_t cutune_match_step_count(const cutune_match* match);
+CUTUNE_LOOKUP_C_API cutune_status cutune_match_step(const cutune_match* match, size_t index, cutune_step* step);
 CUTUNE_LOOKUP_C_API int64_t cutune_match_matched_size(const cutune_match* match);
 CUTUNE_LOOKUP_C_API const char* cutune_match_matched_problem(const cutune_match* match);
 CUTUNE_LOOKUP_C_API double cutune_match_size_distance(const cutune_match* match); /* INFINITY for built-in */

@@ -82,10 +82,18 @@ std::vector<Parameter> parameters_of(const std::string& config_json, const std::
   return parameters;
 }
 
-std::vector<Launch> launches_of(const std::string& launch_json) {
+// A stored result's plan (records.hpp: launch_json, written by the tuner's stored_step and
+// evaluator): launches and memsets in order. Results stored before memsets were kept hold
+// launches only.
+struct Plan {
   std::vector<Launch> launches;
+  std::vector<Step> steps;
+};
+
+Plan plan_of(const std::string& launch_json) {
+  Plan plan;
   const auto json = nlohmann::json::parse(launch_json, nullptr, false);
-  if (!json.is_array()) return launches;
+  if (!json.is_array()) return plan;
   const auto dim3 = [](const nlohmann::json& entry, const char* key) {
     std::array<unsigned, 3> d{1, 1, 1};
     if (auto it = entry.find(key); it != entry.end() && it->is_array())
@@ -94,14 +102,20 @@ std::vector<Launch> launches_of(const std::string& launch_json) {
   };
   for (const auto& entry : json) {
     if (!entry.is_object()) continue;
+    if (entry.contains("memset")) {
+      plan.steps.emplace_back(Memset{entry.value("memset", ""), entry.value("word", 0u),
+                                     entry.value("bytes", std::int64_t{0}), entry.value("byte_offset", std::int64_t{0})});
+      continue;
+    }
     Launch launch;
     launch.kernel = entry.value("kernel", "");
     launch.grid = dim3(entry, "grid");
     launch.block = dim3(entry, "block");
     launch.dynamic_shared_bytes = entry.value("dynamic_shared_bytes", 0u);
-    launches.push_back(std::move(launch));
+    plan.launches.push_back(launch);
+    plan.steps.emplace_back(std::move(launch));
   }
-  return launches;
+  return plan;
 }
 
 struct Arch {
@@ -187,7 +201,9 @@ struct Database::Impl {
     m->basis = basis;
     m->config = s.column_text(0);
     m->parameters = parameters_of(s.column_text(1), m->config);
-    m->launches = launches_of(s.column_text(2));
+    Plan plan = plan_of(s.column_text(2));
+    m->launches = std::move(plan.launches);
+    m->steps = std::move(plan.steps);
     m->time_ms = s.column_double(3);
     m->matched_problem = s.column_text(4);
     m->matched_size = s.column_int(5);
@@ -286,7 +302,9 @@ struct Database::Impl {
       best.image = s.column_blob(1);
       best.arch = candidate_arch;
       best.exact_arch = exact;
-      best.launches = launches_of(s.column_text(2));
+      Plan plan = plan_of(s.column_text(2));
+      best.launches = std::move(plan.launches);
+      best.steps = std::move(plan.steps);
       best.nvrtc_version = s.column_text(3);
       best.compile_options = s.column_text(4);
       if (exact) break;

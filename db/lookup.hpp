@@ -9,7 +9,7 @@
 //
 //   cutune::lookup::Database results("/path/cutune.db");   // read-only
 //   auto match = results.find({"scan", {uuid, name, 9, 0}, {n, "int32"}});
-//   match->integer("block"), match->launches, match->level, match->size_distance
+//   match->integer("block"), match->steps (memsets and launches), match->level, match->size_distance
 //   auto cubin = results.cubin(query, "sm_90");              // empty + reason when none fits
 #include <array>
 #include <cstdint>
@@ -17,6 +17,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #define CUTUNE_LOOKUP_API __attribute__((visibility("default")))
@@ -64,6 +65,19 @@ struct Launch {
   unsigned dynamic_shared_bytes = 0;
 };
 
+// A step that fills part of one of the family's buffers with a repeated 32-bit word before (or
+// between) launches, as cuMemsetD32(buffer + byte_offset, word, bytes / 4): the output that an
+// atomic reduction adds into is zeroed first, say. `buffer` is the family's name for it, which is
+// also the name of the kernels' parameter that receives it.
+struct Memset {
+  std::string buffer;
+  std::uint32_t word = 0;
+  std::int64_t bytes = 0, byte_offset = 0;
+};
+
+// One step of a measured plan.
+using Step = std::variant<Launch, Memset>;
+
 struct CUTUNE_LOOKUP_API Match {
   Level level = Level::builtin_default;
   std::string basis;   // what the level matched, in words: "device GPU-…", "compute capability 9.0", …
@@ -73,6 +87,11 @@ struct CUTUNE_LOOKUP_API Match {
   // sizes; grids usually grow with the size, so recompute them when size_distance > 0. Empty for
   // the built-in default, which was never measured.
   std::vector<Launch> launches;
+  // The whole plan as measured, in order: the launches above and the memsets before or between
+  // them. Configs whose plan has memsets (reduce's atomic pass, powersum's sym map, matmul's split
+  // k) give wrong results when only `launches` run. Byte counts, like grids, are the matched
+  // problem's.
+  std::vector<Step> steps;
   std::int64_t matched_size = 0;
   std::string matched_problem;  // the stored problem key, e.g. "n=1048576,type=int32"
   double size_distance = 0;     // |ln(requested size) − ln(matched size)|: 0 exact, +inf built-in
@@ -93,6 +112,7 @@ struct Cubin {
   bool exact_arch = false;  // false: built for an earlier minor of the same major (binary compatible)
   std::string reason;       // why there is none, when image is empty
   std::vector<Launch> launches;
+  std::vector<Step> steps;  // as Match::steps
   std::string nvrtc_version;
   std::string compile_options;  // JSON array of the options NVRTC saw
   explicit operator bool() const { return !image.empty(); }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <new>
 #include <string>
+#include <variant>
 
 #include "cutune_lookup.h"
 #include "lookup.hpp"
@@ -49,6 +50,17 @@ cutune::lookup::Query query_of(const cutune_query& q) {
   return {text_or_empty(q.family),
           {text_or_empty(q.device_uuid), text_or_empty(q.device_name), q.cc_major, q.cc_minor},
           {q.size, text_or_empty(q.dtype)}};
+}
+
+cutune_launch c_launch(const cutune::lookup::Launch& l) {
+  cutune_launch launch{};
+  launch.kernel = l.kernel.c_str();
+  for (int i = 0; i < 3; ++i) {
+    launch.grid[i] = l.grid[i];
+    launch.block[i] = l.block[i];
+  }
+  launch.dynamic_shared_bytes = l.dynamic_shared_bytes;
+  return launch;
 }
 
 }  // namespace
@@ -108,13 +120,25 @@ cutune_status cutune_match_launch(const cutune_match* m, size_t index, cutune_la
   if (!m || !launch) return fail(CUTUNE_ERROR, "cutune_match_launch: arguments must not be NULL");
   if (index >= m->match->launches.size())
     return fail(CUTUNE_NOT_FOUND, "launch " + std::to_string(index) + " of " + std::to_string(m->match->launches.size()));
-  const auto& l = m->match->launches[index];
-  launch->kernel = l.kernel.c_str();
-  for (int i = 0; i < 3; ++i) {
-    launch->grid[i] = l.grid[i];
-    launch->block[i] = l.block[i];
+  *launch = c_launch(m->match->launches[index]);
+  return CUTUNE_OK;
+}
+
+size_t cutune_match_step_count(const cutune_match* m) { return m->match->steps.size(); }
+
+cutune_status cutune_match_step(const cutune_match* m, size_t index, cutune_step* step) {
+  if (!m || !step) return fail(CUTUNE_ERROR, "cutune_match_step: arguments must not be NULL");
+  if (index >= m->match->steps.size())
+    return fail(CUTUNE_NOT_FOUND, "step " + std::to_string(index) + " of " + std::to_string(m->match->steps.size()));
+  *step = cutune_step{};
+  if (const auto* launch = std::get_if<cutune::lookup::Launch>(&m->match->steps[index])) {
+    step->kind = CUTUNE_STEP_LAUNCH;
+    step->launch = c_launch(*launch);
+  } else {
+    const auto& memset = std::get<cutune::lookup::Memset>(m->match->steps[index]);
+    step->kind = CUTUNE_STEP_MEMSET;
+    step->memset = {memset.buffer.c_str(), memset.word, memset.bytes, memset.byte_offset};
   }
-  launch->dynamic_shared_bytes = l.dynamic_shared_bytes;
   return CUTUNE_OK;
 }
 

@@ -64,7 +64,7 @@ struct ResultRecord {
   std::optional<double> copy_fraction;  // GB/s over the device's measured copy bandwidth
   std::string error;                    // NVRTC log, CUDA error, or mismatch description
   std::optional<std::int64_t> error_index;
-  std::string launch_json;              // grid, block and dynamic shared memory of each launch
+  std::string launch_json;              // the plan's steps in order: launches (grid, block, shared memory) and memsets (stored_step)
   std::string created_at;
   double elapsed_s = 0;  // seconds since the run started when this result was stored
 };

@@ -60,4 +60,8 @@ const Family& family_named(const std::string& name) {
   throw UsageError("unknown kernel '" + name + "' (known: " + known + ")");
 }
 
+nlohmann::json stored_step(const MemsetStep& step) {
+  return {{"memset", step.buffer}, {"word", step.word}, {"bytes", step.bytes}, {"byte_offset", step.byte_offset}};
+}
+
 }  // namespace cutune

@@ -94,6 +94,12 @@ struct MemsetStep {
 
 using Step = std::variant<KernelLaunch, MemsetStep>;
 
+// A memset step as results store it: a result's launch_json lists its plan's steps in order,
+// launches as the evaluator describes them ({"kernel", "grid", "block", …}) and memsets as
+// {"memset": buffer, "word", "bytes", "byte_offset"}, so that an application that looks the config
+// up (db/lookup) can run the whole plan, not only its kernels.
+nlohmann::json stored_step(const MemsetStep& step);
+
 struct Verdict {
   bool ok = true;
   std::string message;                    // first mismatch, with index, expected and actual

@@ -136,12 +136,15 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
   // ---- load: module, functions, resource checks -----------------------------------------------
   std::unique_ptr<Module> module;
   std::map<std::string, CUfunction> functions;
-  nlohmann::json launches = nlohmann::json::array();
+  nlohmann::json steps = nlohmann::json::array();  // the plan as results store it (stored_step)
   try {
     module = std::make_unique<Module>(compiled.cubin);
     for (const auto& step : plan) {
       const auto* launch = std::get_if<KernelLaunch>(&step);
-      if (!launch) continue;
+      if (!launch) {
+        steps.push_back(stored_step(std::get<MemsetStep>(step)));
+        continue;
+      }
       CUfunction f = functions.count(launch->kernel) ? functions[launch->kernel] : module->function(launch->kernel);
       functions[launch->kernel] = f;
       auto attribute = [&](CUfunction_attribute which) {
@@ -163,7 +166,7 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
           throw LaunchFailure(launch->kernel + " needs " + std::to_string(launch->dynamic_shared_bytes + static_shared) +
                               " bytes of shared memory per block: " + cuda::describe(r));
       }
-      launches.push_back({{"kernel", launch->kernel},
+      steps.push_back({{"kernel", launch->kernel},
                           {"grid", {launch->grid.x, launch->grid.y, launch->grid.z}},
                           {"block", {launch->block.x, launch->block.y, launch->block.z}},
                           {"dynamic_shared_bytes", launch->dynamic_shared_bytes},
@@ -185,7 +188,7 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
     usable_ = !e.poisons_context();
     return outcome;
   }
-  outcome.launch_json = launches.dump();
+  outcome.launch_json = steps.dump();
 
   auto verify = [&](const char* when) -> bool {
     bool identical = true;  // byte-identical to the reference: right for any comparison rule

@@ -29,7 +29,7 @@ struct Outcome {
   std::string error;
   std::optional<std::int64_t> error_index;
   double verify_seconds = 0, benchmark_seconds = 0;
-  std::string launch_json;  // per kernel: grid, block, dynamic shared memory, registers, spills
+  std::string launch_json;  // the plan in order: per kernel grid, block, shared memory, registers, spills; memsets (stored_step)
 };
 
 class GpuEvaluator {

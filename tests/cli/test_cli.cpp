@@ -60,7 +60,8 @@ std::int64_t count_results(const std::string& path) {
 }
 
 // A database holding one result, standing for earlier work that bad input must not harm.
-std::string seeded_database(const std::filesystem::path& folder) {
+// One scan result (n = 1, int32) for the device GPU-test; its plan is `launch_json`.
+std::string seeded_database(const std::filesystem::path& folder, const std::string& launch_json = "[]") {
   const std::string path = (folder / "kept.db").string();
   cutune::db::Store store(path);
   cutune::db::DeviceRecord d;
@@ -79,7 +80,7 @@ std::string seeded_database(const std::filesystem::path& folder) {
   r.config_json = "{}";
   r.status = "ok";
   r.time_ms_median = 1.0;
-  r.launch_json = "[]";
+  r.launch_json = launch_json;
   store.add_result(r);
   return path;
 }
@@ -301,6 +302,21 @@ TEST(CliDb, BadInputIsOneLineExitTwoAndLosesNothing) {
   expect_usage_error(tune("db" + with_db), "subcommand");
   EXPECT_EQ(count_results(db), 1);
   EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// db lookup prints the whole stored plan in order: memsets too, which an application must run.
+TEST(CliDb, LookupPrintsThePlansMemsets) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(
+      folder, R"([{"memset":"out","word":0,"bytes":4,"byte_offset":0},)"
+              R"({"kernel":"scan_warp","grid":[3,1,1],"block":[128,1,1],"dynamic_shared_bytes":0}])");
+  const CommandRun run = tune("db lookup --family scan --n 1 --type int32 --device-uuid GPU-test --db " + db);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto memset = run.out.find("memset     out bytes 0..4 to word 0x00000000");
+  const auto launch = run.out.find("launch     scan_warp grid (3,1,1) block (128,1,1)");
+  ASSERT_NE(memset, std::string::npos) << run.out;
+  ASSERT_NE(launch, std::string::npos) << run.out;
+  EXPECT_LT(memset, launch) << run.out;
 }
 
 TEST(CliDb, ImportListExportLookupAndMerge) {

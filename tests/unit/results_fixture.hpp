@@ -78,8 +78,10 @@ class ResultsBuilder {
   }
 
   // One result; `config` is "name=value,…" with integer values except algo, which is a label.
+  // Its plan is one scan launch unless `launch_json` says otherwise.
   db::ResultRecord result(std::int64_t device_id, const std::string& family, std::int64_t n, const std::string& dtype,
-                          const std::string& config, std::optional<double> ms, const std::string& status = "ok") {
+                          const std::string& config, std::optional<double> ms, const std::string& status = "ok",
+                          const std::string& launch_json = {}) {
     db::ResultRecord r;
     r.template_id = template_of(family);
     r.device_id = device_id;
@@ -98,7 +100,7 @@ class ResultsBuilder {
     r.compile_s = 0.5;
     r.verify_s = 0.01;
     r.benchmark_s = 0.2;
-    r.launch_json = launch_json_for(256, static_cast<int>((n + 2047) / 2048));
+    r.launch_json = launch_json.empty() ? launch_json_for(256, static_cast<int>((n + 2047) / 2048)) : launch_json;
     if (status != "ok") r.error = "failed: " + status;
     store_.add_result(r);
     return r;

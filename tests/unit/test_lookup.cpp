@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "family.hpp"
 #include "lookup.hpp"
 #include "results_fixture.hpp"
 
@@ -209,6 +210,38 @@ TEST(Lookup, ParametersAndLaunches) {
   EXPECT_EQ(m->launches[0].block[0], 256u);
   EXPECT_EQ(m->launches[0].block[1], 1u);
   EXPECT_EQ(m->launches[0].dynamic_shared_bytes, 16904u);
+}
+
+// A plan with memsets (an atomic reduction presets its output first) comes back whole and in
+// order, as the tuner stores it (stored_step); `launches` still lists the launches alone.
+TEST(Lookup, PlanStepsKeepMemsetsInOrder) {
+  TempFolder folder;
+  const std::string path = folder.file("results.db");
+  {
+    db::Store store(path);
+    ResultsBuilder b(store);
+    const auto gpu = b.device("GPU-h200", "NVIDIA H200", 9, 0);
+    nlohmann::json plan = nlohmann::json::array();
+    plan.push_back(stored_step(MemsetStep{"out", 0x7f800000u, 4, 8}));
+    plan.push_back(nlohmann::json::parse(cutune::testing::launch_json_for(512, 64)).at(0));
+    b.result(gpu, "reduce", kLarge, "float32", "algo=atomic,block=512", 0.006, "ok", plan.dump());
+  }
+  lookup::Database results(path);
+  const auto m = results.find({"reduce", {"GPU-h200", "", 9, 0}, {kLarge, "float32"}});
+  ASSERT_EQ(m->steps.size(), 2u);
+  const auto* memset = std::get_if<lookup::Memset>(&m->steps[0]);
+  ASSERT_NE(memset, nullptr);
+  EXPECT_EQ(memset->buffer, "out");
+  EXPECT_EQ(memset->word, 0x7f800000u);
+  EXPECT_EQ(memset->bytes, 4);
+  EXPECT_EQ(memset->byte_offset, 8);
+  const auto* launch = std::get_if<lookup::Launch>(&m->steps[1]);
+  ASSERT_NE(launch, nullptr);
+  EXPECT_EQ(launch->kernel, "scan_lookback");
+  EXPECT_EQ(launch->grid[0], 64u);
+  EXPECT_EQ(launch->block[0], 512u);
+  ASSERT_EQ(m->launches.size(), 1u);
+  EXPECT_EQ(m->launches[0].grid[0], 64u);
 }
 
 TEST(Lookup, AnswersAreCachedUntilCleared) {

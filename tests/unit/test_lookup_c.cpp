@@ -87,6 +87,39 @@ TEST(LookupC, EveryAccessor) {
   EXPECT_NE(std::string(cutune_last_error()).find("sm_80"), std::string::npos) << cutune_last_error();
 }
 
+// The plan's steps: a memset, then the launch, each with its fields; past the end: NOT_FOUND.
+TEST(LookupC, StepsCarryMemsetsAndLaunchesInOrder) {
+  TempFolder folder;
+  const std::string path = folder.file("results.db");
+  {
+    cutune::db::Store store(path);
+    ResultsBuilder b(store);
+    const auto gpu = b.device("GPU-c", "C GPU", 9, 0);
+    const std::string launch = cutune::testing::launch_json_for(128, 7);
+    b.result(gpu, "reduce", 4096, "float32", "algo=atomic,block=128", 0.01, "ok",
+             R"([{"memset":"out","word":0,"bytes":4,"byte_offset":0},)" + launch.substr(1));
+  }
+  Handles h;
+  ASSERT_EQ(cutune_db_open(path.c_str(), &h.db), CUTUNE_OK) << cutune_last_error();
+  const cutune_query q{"reduce", "GPU-c", nullptr, 9, 0, 4096, "float32"};
+  ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
+  ASSERT_EQ(cutune_match_step_count(h.match), 2u);
+  EXPECT_EQ(cutune_match_launch_count(h.match), 1u);
+  cutune_step step;
+  ASSERT_EQ(cutune_match_step(h.match, 0, &step), CUTUNE_OK);
+  EXPECT_EQ(step.kind, CUTUNE_STEP_MEMSET);
+  EXPECT_STREQ(step.memset.buffer, "out");
+  EXPECT_EQ(step.memset.word, 0u);
+  EXPECT_EQ(step.memset.bytes, 4);
+  ASSERT_EQ(cutune_match_step(h.match, 1, &step), CUTUNE_OK);
+  EXPECT_EQ(step.kind, CUTUNE_STEP_LAUNCH);
+  EXPECT_STREQ(step.launch.kernel, "scan_lookback");
+  EXPECT_EQ(step.launch.grid[0], 7u);
+  EXPECT_EQ(step.launch.block[0], 128u);
+  EXPECT_EQ(cutune_match_step(h.match, 2, &step), CUTUNE_NOT_FOUND);
+  EXPECT_NE(std::string(cutune_last_error()).find("step 2 of 2"), std::string::npos) << cutune_last_error();
+}
+
 TEST(LookupC, BuiltinDefaultHasNoTimeAndInfiniteDistance) {
   OneDevice fixture;
   Handles h;

@@ -93,9 +93,14 @@ int lookup_config(const std::string& path, const DbArgs& args) {
   if (m->result_id)
     std::cout << fmt::format("measured   {} on {} ({}), {:.4f} ms; size distance {:.3f}\n", m->matched_problem,
                              m->device_name, m->device_uuid, *m->time_ms, m->size_distance);
-  for (const auto& l : m->launches)
-    std::cout << fmt::format("launch     {} grid {} block {} shared {} B\n", l.kernel, dim3_text(l.grid), dim3_text(l.block),
-                             l.dynamic_shared_bytes);
+  for (const auto& step : m->steps) {
+    if (const auto* l = std::get_if<lookup::Launch>(&step))
+      std::cout << fmt::format("launch     {} grid {} block {} shared {} B\n", l->kernel, dim3_text(l->grid),
+                               dim3_text(l->block), l->dynamic_shared_bytes);
+    else if (const auto* memset = std::get_if<lookup::Memset>(&step))
+      std::cout << fmt::format("memset     {} bytes {}..{} to word 0x{:08x}\n", memset->buffer, memset->byte_offset,
+                               memset->byte_offset + memset->bytes, memset->word);
+  }
   if (!args.arch.empty()) {
     const auto cubin = results.cubin(query, args.arch);
     std::cout << (cubin ? fmt::format("cubin      {} bytes for {}{}\n", cubin.image.size(), cubin.arch,
