@@ -15,21 +15,24 @@
 using namespace cutune;
 
 int main(int argc, char** argv) {
-  try {
-    bench::BenchSession session(bench::parse_bench_args(argc, argv));
-    const AvgmatvecFamily family;
+  return bench::bench_main("bench_avgmatvec", [&] {
+    bench::BenchSession bench(bench::parse_bench_args(argc, argv));
+    const Family& family = family_named("avgmatvec");
     bench::Cublas cublas;
-    std::cout << session.heading("avgmatvec vs byte floor and warp average + cublasSgemm");
+    bench.print_title("avgmatvec vs byte floor and warp average + cublasSgemm");
     std::cout << "| N = M = L | best stored config | cutune ms | floor ms | cutune/floor | pipeline ms | pipeline/floor | "
                  "cutune/pipeline speed |\n";
     std::cout << "|---|---|---|---|---|---|---|---|\n";
     for (const Problem& problem : family.problems({})) {
       const auto n = problem.fields["n"].get<int>(), m = problem.fields["m"].get<int>(), l = problem.fields["l"].get<int>();
-      const bench::StoredRun ours = bench::run_best_stored(session, family, problem);
-
-      // The floor: moving the run's bytes (read v and A, write y) at copy speed, i.e. a copy of half of them.
+      const auto ours = bench.measure_best(family, problem);
+      if (!ours) {
+        std::cout << fmt::format("| {} | not tuned (run tune --kernel avgmatvec) | | | | | | |\n", n);
+        continue;
+      }
+      // The floor: moving the run's bytes (read v and A, write y) at copy speed.
       const double bytes = family.work(problem).bytes;
-      const Measurement floor = bench::time_copy(static_cast<std::size_t>(bytes / 2), session.stream, session.options, session.l2_bytes);
+      const Measurement floor = bench.time_copy_moving(bytes);
 
       const HostBuffers inputs = bench::bench_inputs(family, problem);
       const bench::DeviceBytes v(inputs.at("v")), a(inputs.at("a"));
@@ -38,20 +41,13 @@ int main(int argc, char** argv) {
         CUTUNE_CUDART(bench::warp_average(v.as<float>(), static_cast<long long>(n) * l, m, avg.as<float>(), s));
         cublas.gemm(s, l, n, l, a.as<float>(), avg.as<float>(), true, y.as<float>());  // y = A avg^T
       };
-      const Measurement theirs = bench::time_baseline(pipeline, session.stream, session.options, session.l2_bytes);
-      HostBuffers pipeline_out;
-      pipeline_out.at("y") = y.download();
-      const Verdict verdict = family.compare(problem, family.reference(problem, inputs), pipeline_out);
+      const Measurement theirs = bench.time(pipeline);
+      const Verdict verdict = bench::check_baseline(family, problem, inputs, "y", y.get(), y.bytes());
       if (!verdict.ok) throw Error("the library pipeline fails the family's verification: " + verdict.message);
 
-      const double ours_ms = ours.measurement.median_ms;
-      std::cout << fmt::format("| {} | `{}` | {:.4f} | {:.4f} | {:.2f} | {:.4f} | {:.2f} | {:.2f}x |\n", n, ours.label, ours_ms,
-                               floor.median_ms, floor.median_ms / ours_ms, theirs.median_ms, floor.median_ms / theirs.median_ms,
-                               theirs.median_ms / ours_ms);
+      std::cout << fmt::format("| {} | `{}` | {:.4f} | {:.4f} | {:.2f} | {:.4f} | {:.2f} | {:.2f}x |\n", n, ours->label,
+                               ours->median_ms, floor.median_ms, floor.median_ms / ours->median_ms, theirs.median_ms,
+                               floor.median_ms / theirs.median_ms, theirs.median_ms / ours->median_ms);
     }
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "bench_avgmatvec: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

@@ -14,7 +14,7 @@ using namespace cutune;
 
 int main(int argc, char** argv) {
   return bench::bench_main("bench_copy", [&] {
-    bench::BenchContext bench(bench::parse_bench_args(argc, argv));
+    bench::BenchSession bench(bench::parse_bench_args(argc, argv));
     const Family& copy = family_named("copy");
     bench.print_title("copy probes vs cudaMemcpy");
     std::cout << "| problem | best stored config | cutune ms | memcpy ms | cutune GB/s | memcpy GB/s | cutune/memcpy |\n";

@@ -14,33 +14,34 @@
 using namespace cutune;
 
 int main(int argc, char** argv) {
-  try {
-    bench::BenchSession session(bench::parse_bench_args(argc, argv));
-    const PowersumFamily family;
-    std::cout << session.heading("powersum vs the study's layout (512-thread block per (i, j))");
+  return bench::bench_main("bench_powersum", [&] {
+    bench::BenchSession bench(bench::parse_bench_args(argc, argv));
+    const Family& family = family_named("powersum");
+    bench.print_title("powersum vs the study's layout (512-thread block per (i, j))");
     std::cout << "| w, A, exponents | best stored config | cutune ms | study layout (best fold, staging) | study ms | speedup |\n";
     std::cout << "|---|---|---|---|---|---|\n";
     for (const Problem& problem : family.problems({})) {
-      const bench::StoredRun ours = bench::run_best_stored(session, family, problem);
+      const std::string what = fmt::format("{}, {}, {}", problem.fields["w"].get<int>(), problem.fields["a"].get<int>(),
+                                           problem.fields["alphas"].get<std::string>());
+      const auto ours = bench.measure_best(family, problem);
+      if (!ours) {
+        std::cout << fmt::format("| {} | not tuned (run tune --kernel powersum) | | | | |\n", what);
+        continue;
+      }
       std::optional<double> study_ms;
       std::string study_config;
       for (const char* fold : {"1", "8", "32"})
         for (const char* stage : {"global", "shared"}) {
           const std::string key = fmt::format("map=pair,block=512,fold={},stage={},ksplit=1,jt=1,term=pow", fold, stage);
-          const Outcome study = bench::run_config(session.device, family, problem, key, session.options);
+          const Outcome study = bench.run_config(family, problem, key);
           if (study.status != Status::ok) throw Error(key + " failed in the bench: " + study.error);
           if (!study_ms || study.measurement->median_ms < *study_ms) {
             study_ms = study.measurement->median_ms;
             study_config = key;
           }
         }
-      const double ours_ms = ours.measurement.median_ms;
-      std::cout << fmt::format("| {}, {}, {} | `{}` | {:.4f} | `{}` | {:.4f} | {:.1f}x |\n", problem.fields["w"].get<int>(),
-                               problem.fields["a"].get<int>(), problem.fields["alphas"].get<std::string>(), ours.label, ours_ms, study_config, *study_ms, *study_ms / ours_ms);
+      std::cout << fmt::format("| {} | `{}` | {:.4f} | `{}` | {:.4f} | {:.1f}x |\n", what, ours->label, ours->median_ms,
+                               study_config, *study_ms, *study_ms / ours->median_ms);
     }
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "bench_powersum: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

@@ -23,7 +23,7 @@ bench::CubOp cub_op(ReductionOp op) {
 
 int main(int argc, char** argv) {
   return bench::bench_main("bench_reduce", [&] {
-    bench::BenchContext bench(bench::parse_bench_args(argc, argv));
+    bench::BenchSession bench(bench::parse_bench_args(argc, argv));
     const Family& reduce = family_named("reduce");
     bench.print_title("reduce vs CUB DeviceReduce and copy");
     std::cout << "| n | op | type | best stored config | cutune ms | CUB ms | copy ms | cutune/CUB speed | cutune GB/s | "
@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
                                    log_n, to_string(op), type, type);
           continue;
         }
-        const HostBuffers inputs = bench::generate_inputs(reduce, problem, bench::kInputSeed);
+        const HostBuffers inputs = bench::bench_inputs(reduce, problem);
         const bench::DeviceBytes in(inputs.at("in"));
         const bench::DeviceBytes out(type == "float64" ? 8 : 4);
         bench::CubReduce cub(in.get(), out.get(), problem.size, type == "float64", cub_op(op));

@@ -16,7 +16,7 @@ using namespace cutune;
 
 int main(int argc, char** argv) {
   return bench::bench_main("bench_resample", [&] {
-    bench::BenchContext bench(bench::parse_bench_args(argc, argv));
+    bench::BenchSession bench(bench::parse_bench_args(argc, argv));
     const Family& resample = family_named("resample");
     bench.print_title("resample vs CUB DeviceSegmentedReduce and copy");
     std::cout << "| problem | best stored config | cutune ms | CUB ms | copy ms | cutune/CUB speed | cutune GB/s | CUB GB/s | "
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
           std::cout << fmt::format("| `{}` | not tuned (run tune --kernel resample) | | | | | | | | |\n", problem.key);
           continue;
         }
-        const HostBuffers inputs = bench::generate_inputs(resample, problem, bench::kInputSeed);
+        const HostBuffers inputs = bench::bench_inputs(resample, problem);
         const bench::DeviceBytes in(inputs.at("in"));
         const bench::DeviceBytes out(static_cast<std::size_t>(kSeries * ((kDay + window - 1) / window)) * 4);
         bench::CubSegmentedReduce cub(static_cast<const float*>(in.get()), static_cast<float*>(out.get()), kSeries, kDay,
