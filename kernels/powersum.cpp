@@ -41,7 +41,7 @@ std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t 
 }
 
 std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t map, std::int64_t stage, std::int64_t window) {
-  if (map == line) return window * 16;  // (d^a0, d^step) per k
+  if (map == line) return window * 24;  // (d^a0, d^step) and (d^step)^jt per k
   return stage ? window * 8 : 0;
 }
 
@@ -218,9 +218,11 @@ HostBuffers PowersumFamily::reference(const Problem& p, const HostBuffers& input
 //    multiplies (at most jj of them round, however the template splits them into chains),
 //    that is (2 jj + 1)u + 3u a|L|; and the exponents may sit off the line
 //    a0 + jj step by the template's LADDER_SLACK (8u a relative), which adds 8u a_max|L|.
-//    The line map starts warp g's ladder at d^a0 (d^step)^m, m = g jt: the power by squaring
-//    adds at most m roundings and m copies of d^step's error, so term J = m + jj of the line
-//    sees (2 J + 2)u + 3u a|L|, J < 80 (a line holds at most 80 exponents).
+//    The line map starts warp g's ladder at d^a0 ((d^step)^jt)^g, both powers by squaring (a
+//    power n by squaring rounds R(n) = floor(log2 n) + popcount(n) - 1 times): term J = g jt + jj
+//    of the line sees J copies of d^step's error and jj + 2 + g R(jt) + R(g) roundings, at most
+//    J + 49 over every line the space allows (J < 80; jt = 4, g = 19 is the worst): within the
+//    2 jt_max + 1 below. The host test replays this arithmetic.
 //    So every term is within (2 jt_max + 1)u + 11u a_max|L| relative. For d >= 1, |L| <= ln D
 //    with D the largest difference. For d < 1 the |L| part is absolute instead:
 //    11u a_max |L| d^a <= 11u a_max |L| e^(-a_min |L|) <= 11u (a_max / a_min) / e.

@@ -19,8 +19,8 @@
 //                    adds its rows into plus[i] and its columns into minus[k] with double
 //                    atomics (the plan zeroes both first). The k = i terms are 0^alpha = 0.
 //                  4 line (ladder only): one block per i and line of BLOCK/32 * JT exponents;
-//                    the block computes each k's ladder start once, and each warp runs the
-//                    ladder for JT of the line's exponents (see the map's section)
+//                    the block computes each k's ladder start and group stride once, and each
+//                    warp runs the ladder for JT of the line's exponents (see the map's section)
 //   CUTUNE_BLOCK   threads per block (power of two, >= 64)
 //   CUTUNE_FOLD    tree maps: the fold stops at stride FOLD and thread 0 adds the remaining
 //                  2*FOLD partial sums serially (1: a full tree)
@@ -396,36 +396,38 @@ powersum_tile(const double* __restrict__ x, const double* __restrict__ alpha, in
 //
 // In the tile map every group of JT exponents pays its own log and two exp per (i, k), as many
 // instructions as a 32-term ladder. Here a block owns one i and a line of LINE = warps * JT
-// evenly spaced exponents: its threads compute each k's start (d^a0, d^step) once, into shared
-// memory, and warp g runs the ladder for exponents g JT .. g JT + JT - 1 of the line, starting
-// from d^a0 (d^step)^(g JT). A line that is not evenly spaced keeps log d per k instead and takes
-// exp(a log d) per term.
+// evenly spaced exponents. Its threads compute once per k, into shared memory, the start
+// (d^a0, d^step) and the group stride (d^step)^JT; warp g runs the ladder for exponents
+// g JT .. g JT + JT - 1 of the line, starting from d^a0 ((d^step)^JT)^g. A line that is not evenly
+// spaced keeps log d per k instead and takes exp(a log d) per term.
 
 #define LINE_WARPS (BLOCK / 32)
 static_assert(CUTUNE_TERM == 2 && KSPLIT == 32, "the line map runs the ladder, a warp's lanes splitting k");
 
-// (d^a0, d^step) -> (d^(a0 + offset step), d^step): the power by squaring, at most
-// 2 log2(offset) roundings (the tolerance counts them).
-__device__ __forceinline__ double2 shifted_start(double2 start, int offset) {
-  double power = 1.0, square = start.y;
-  for (int m = offset; m > 0; m >>= 1) {  // the same offset for the whole warp
-    if (m & 1) power *= square;
-    square *= square;
+// base^exponent by squaring: at most 2 log2(exponent) roundings (the tolerance counts them).
+__device__ __forceinline__ double power(double base, int exponent) {
+  double result = 1.0;
+  for (int m = exponent; m > 0; m >>= 1) {  // a constant, or the same for the whole warp
+    if (m & 1) result *= base;
+    base *= base;
   }
-  return make_double2(start.x * power, start.y);
+  return result;
 }
 
-// Adds the terms of this lane's k in [begin, end) from the block's per-k starts (or logs).
-__device__ __forceinline__ void line_add_terms(const double2* starts, int begin, int end, int lane, const Exponents& e,
-                                               int offset, double (&acc)[JT]) {
+// Adds the terms of this lane's k in [begin, end), warp `group` of the line, from the block's
+// per-k starts and group strides (or logs).
+__device__ __forceinline__ void line_add_terms(const double2* starts, const double* strides, int begin, int end,
+                                               int lane, const Exponents& e, int group, double (&acc)[JT]) {
 #pragma unroll
   for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
   if (e.even) {
+    const auto start_of = [&](int k) {
+      return make_double2(starts[k].x * power(strides[k], group), starts[k].y);
+    };
 #pragma unroll 1
     for (int k = begin + lane; k < end; k += 64) {
       const int k2 = k + 32;
-      ladder_add(acc, shifted_start(starts[k], offset),
-                 k2 < end ? shifted_start(starts[k2], offset) : make_double2(0.0, 0.0));
+      ladder_add(acc, start_of(k), k2 < end ? start_of(k2) : make_double2(0.0, 0.0));
     }
     return;
   }
@@ -437,7 +439,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 powersum_line(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
               double* __restrict__ minus, double* __restrict__ plus) {
   __shared__ double combine[BLOCK * COMBINE_ROW];
-  double2* starts = reinterpret_cast<double2*>(dynamic_shared);  // w of them
+  // Per k: (d^a0, d^step), or (log d, -) off the ladder; then per k (d^step)^JT.
+  double2* starts = reinterpret_cast<double2*>(dynamic_shared);
+  double* strides = reinterpret_cast<double*>(starts + w);
   const int i = blockIdx.x;
   const int line0 = blockIdx.y * (LINE_WARPS * JT);
   const Exponents line = run_of_exponents(alpha, line0, exponents, LINE_WARPS * JT);
@@ -445,19 +449,25 @@ powersum_line(const double* __restrict__ x, const double* __restrict__ alpha, in
 #pragma unroll 2
   for (int k = threadIdx.x; k < w; k += BLOCK) {
     const double d = fabs(x[k] - xi);
-    starts[k] = line.even ? ladder_start(d, line.a0, line.step) : make_double2(log(d), 0.0);
+    if (line.even) {
+      starts[k] = ladder_start(d, line.a0, line.step);
+      strides[k] = power(starts[k].y, JT);
+    } else {
+      starts[k] = make_double2(log(d), 0.0);
+    }
   }
   __syncthreads();
   const int lane = threadIdx.x % 32;
-  const int offset = threadIdx.x / 32 * JT;
+  const int group = threadIdx.x / 32;
+  const int offset = group * JT;
   if (offset >= line.count) return;  // a short last line leaves this warp nothing; no barrier follows
   const Exponents e = line.part(offset);
   const int j0 = line0 + offset;
   // One sum at a time (k <= i, then k > i), so only JT accumulators are live.
   double acc[JT];
-  line_add_terms(starts, 0, i + 1, lane, e, offset, acc);
+  line_add_terms(starts, strides, 0, i + 1, lane, e, group, acc);
   write_group_sums(acc, true, lane, e, j0, w, i, combine, minus);
-  line_add_terms(starts, i + 1, w, lane, e, offset, acc);
+  line_add_terms(starts, strides, i + 1, w, lane, e, group, acc);
   write_group_sums(acc, true, lane, e, j0, w, i, combine, plus);
 }
 #endif

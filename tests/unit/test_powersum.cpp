@@ -144,13 +144,23 @@ TEST(PowersumProblems, DefaultsAndValidation) {
   EXPECT_DOUBLE_EQ(w.bytes, (500 + 80) * 8.0 + 2 * 500 * 80 * 8.0);
 }
 
+// base^exponent by squaring, as the template's power().
+static double power_by_squaring(double base, std::size_t exponent) {
+  double result = 1.0;
+  for (std::size_t m = exponent; m > 0; m >>= 1) {
+    if (m & 1) result *= base;
+    base *= base;
+  }
+  return result;
+}
+
 // The ladder's arithmetic (templates/powersum.cu, term=ladder) replayed on the host in double,
 // for lines of `line` exponents split into groups of `jt`: d^a0 by exp(a0 log d) and d^step by
-// exp(step log d) once per line; a group starting m exponents into its line starts at
-// d^a0 (d^step)^m, the power by squaring (the line map; m = 0 in the tile map); then four
-// chains, each advanced by ratio^4, as the kernel's LADDER_CHAINS.
-static HostBuffers ladder_sums(const PowersumFamily& family, const Problem& p, const HostBuffers& inputs, std::size_t line,
-                        std::size_t jt) {
+// exp(step log d) once per line; group g of a line starts at d^a0 ((d^step)^jt)^g, both powers by
+// squaring (the line map; the tile map's lines are one group); then four chains, each advanced
+// by ratio^4, as the kernel's LADDER_CHAINS.
+static HostBuffers ladder_sums(const PowersumFamily& family, const Problem& p, const HostBuffers& inputs,
+                               std::size_t line, std::size_t jt) {
   const auto x = inputs.as<double>("x");
   const auto alpha = inputs.as<double>("alpha");
   const std::size_t w = x.size(), a = alpha.size();
@@ -161,20 +171,15 @@ static HostBuffers ladder_sums(const PowersumFamily& family, const Problem& p, c
     const std::size_t line_count = std::min(line, a - line0);
     const double a0 = alpha[line0];
     const double step = line_count > 1 ? (alpha[line0 + line_count - 1] - a0) / static_cast<double>(line_count - 1) : 0.0;
-    for (std::size_t offset = 0; offset < line_count; offset += jt) {
-      const std::size_t count = std::min(jt, line_count - offset);
+    for (std::size_t group = 0; group * jt < line_count; ++group) {
+      const std::size_t offset = group * jt, count = std::min(jt, line_count - offset);
       for (std::size_t i = 0; i < w; ++i) {
         std::vector<double> m(count, 0.0), q(count, 0.0);
         for (std::size_t k = 0; k < w; ++k) {
           const double d = std::fabs(x[k] - x[i]);
           if (d == 0) continue;
           const double ratio = std::exp(step * std::log(d));
-          double power = 1.0, square = ratio;
-          for (std::size_t bits = offset; bits > 0; bits >>= 1) {
-            if (bits & 1) power *= square;
-            square *= square;
-          }
-          std::array<double, 4> t{std::exp(a0 * std::log(d)) * power};
+          std::array<double, 4> t{std::exp(a0 * std::log(d)) * power_by_squaring(power_by_squaring(ratio, jt), group)};
           for (std::size_t c = 1; c < t.size(); ++c) t[c] = t[c - 1] * ratio;
           const double stride = ratio * ratio * ratio * ratio;
           for (std::size_t jj = 0; jj < count; ++jj) {
@@ -194,15 +199,16 @@ static HostBuffers ladder_sums(const PowersumFamily& family, const Problem& p, c
 
 // The ladder's sums must pass the family's verification on the default grid problem, as the
 // kernel's must: the tile map's longest group (80 exponents, one ladder), and the line map's
-// line of 80 split into the smallest groups (10), whose starts take the largest powers.
+// lines split into the most groups the space allows (8 groups of 10; 16 groups of 4 in a line
+// of 64), whose starts take the largest powers.
 TEST(PowersumVerify, LadderArithmeticIsWithinTheTolerance) {
   PowersumFamily family;
   const Problem p = PowersumFamily::make_problem(500);
   const HostBuffers inputs = generated_inputs(family, p, 5);
   const HostBuffers expected = family.reference(p, inputs);
   const std::size_t longest = PowersumFamily::kMaxExponentsPerGroup;
-  for (const std::size_t jt : {longest, std::size_t{10}}) {
-    const Verdict v = family.compare(p, expected, ladder_sums(family, p, inputs, longest, jt));
-    EXPECT_TRUE(v.ok) << "groups of " << jt << ": " << v.message;
+  for (const auto& [line, jt] : {std::pair<std::size_t, std::size_t>{longest, longest}, {longest, 10}, {64, 4}}) {
+    const Verdict v = family.compare(p, expected, ladder_sums(family, p, inputs, line, jt));
+    EXPECT_TRUE(v.ok) << "lines of " << line << " in groups of " << jt << ": " << v.message;
   }
 }
