@@ -23,7 +23,7 @@ inline constexpr BuiltinDefault kBuiltinDefaults[] = {
     {"scan", "algo=lookback,block=256,ept=8,vec=4,pad=1"},
     // One pass with a last-block finish (no second launch, no float atomics' nondeterminism),
     // 16-byte loads, shuffle finish.
-    {"reduce", "block=256,ept=16,vec=4,finish=shuffle,fold=1,pad=0,pass=lastblock"},
+    {"reduce", "block=256,ept=16,vec=4,finish=shuffle,fold=1,pad=0,pass=lastblock,preset=memset"},
     // 16-byte accesses, four per thread: near the copy ceiling on every recent GPU.
     {"copy", "block=256,ept=4,vec=4"},
     // A warp per window coalesces for any k; no staging needed.

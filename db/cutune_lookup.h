@@ -59,11 +59,13 @@ typedef struct {
 } cutune_launch;
 
 /* Fills part of one of the family's buffers (named as the kernels' parameter that receives it)
- * with a repeated 32-bit word: cuMemsetD32(buffer + byte_offset, word, bytes / 4). */
+ * with a repeated 32-bit word: cuMemsetD32(buffer + byte_offset, word, bytes / 4). stream_write:
+ * it was measured as stream memory writes of the words (cuStreamWriteValue32), same contents. */
 typedef struct {
   const char* buffer;
   uint32_t word;
   int64_t bytes, byte_offset;
+  int stream_write;
 } cutune_memset;
 
 typedef enum { CUTUNE_STEP_LAUNCH = 0, CUTUNE_STEP_MEMSET = 1 } cutune_step_kind;

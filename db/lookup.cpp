@@ -104,7 +104,8 @@ Plan plan_of(const std::string& launch_json) {
     if (!entry.is_object()) continue;
     if (entry.contains("memset")) {
       plan.steps.emplace_back(Memset{entry.value("memset", ""), entry.value("word", 0u),
-                                     entry.value("bytes", std::int64_t{0}), entry.value("byte_offset", std::int64_t{0})});
+                                     entry.value("bytes", std::int64_t{0}), entry.value("byte_offset", std::int64_t{0}),
+                                     entry.value("stream_write", false)});
       continue;
     }
     Launch launch;

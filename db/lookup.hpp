@@ -73,6 +73,9 @@ struct Memset {
   std::string buffer;
   std::uint32_t word = 0;
   std::int64_t bytes = 0, byte_offset = 0;
+  // Measured as stream memory writes of the words (cuStreamWriteValue32), which launch nothing,
+  // rather than a memset; either gives the same contents.
+  bool stream_write = false;
 };
 
 // One step of a measured plan.

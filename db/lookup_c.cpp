@@ -137,7 +137,7 @@ cutune_status cutune_match_step(const cutune_match* m, size_t index, cutune_step
   } else {
     const auto& memset = std::get<cutune::lookup::Memset>(m->match->steps[index]);
     step->kind = CUTUNE_STEP_MEMSET;
-    step->memset = {memset.buffer.c_str(), memset.word, memset.bytes, memset.byte_offset};
+    step->memset = {memset.buffer.c_str(), memset.word, memset.bytes, memset.byte_offset, memset.stream_write ? 1 : 0};
   }
   return CUTUNE_OK;
 }

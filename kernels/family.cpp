@@ -21,6 +21,7 @@ std::string Family::source() const { return std::string(template_source(template
 std::vector<std::string> config_definitions(const Space& space, const Config& config) {
   std::vector<std::string> definitions;
   for (std::size_t i = 0; i < space.axes().size(); ++i) {
+    if (space.axes()[i].plan_only) continue;  // the kernels never see it
     std::string name = space.axes()[i].name;
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
     definitions.push_back("-DCUTUNE_" + name + "=" + std::to_string(config.values.at(i)));
@@ -61,7 +62,11 @@ const Family& family_named(const std::string& name) {
 }
 
 nlohmann::json stored_step(const MemsetStep& step) {
-  return {{"memset", step.buffer}, {"word", step.word}, {"bytes", step.bytes}, {"byte_offset", step.byte_offset}};
+  return {{"memset", step.buffer},
+          {"word", step.word},
+          {"bytes", step.bytes},
+          {"byte_offset", step.byte_offset},
+          {"stream_write", step.stream_write}};
 }
 
 }  // namespace cutune

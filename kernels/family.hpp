@@ -90,13 +90,18 @@ struct MemsetStep {
   std::uint32_t word = 0;
   std::int64_t bytes = 0;
   std::int64_t byte_offset = 0;
+  // Write the words as stream memory operations (cuStreamWriteValue32, at most
+  // kMaxStreamWriteWords of them) instead of a memset: for presetting a word or two, where a
+  // memset's own launch costs about as much as a small kernel.
+  bool stream_write = false;
+  static constexpr std::int64_t kMaxStreamWriteWords = 4;
 };
 
 using Step = std::variant<KernelLaunch, MemsetStep>;
 
 // A memset step as results store it: a result's launch_json lists its plan's steps in order,
 // launches as the evaluator describes them ({"kernel", "grid", "block", …}) and memsets as
-// {"memset": buffer, "word", "bytes", "byte_offset"}, so that an application that looks the config
+// {"memset": buffer, "word", "bytes", "byte_offset", "stream_write"}, so that an application that looks the config
 // up (db/lookup) can run the whole plan, not only its kernels.
 nlohmann::json stored_step(const MemsetStep& step);
 
@@ -141,7 +146,8 @@ class Family {
   virtual Work work(const Problem& problem) const = 0;
 };
 
-// -D definitions for a config: every axis as CUTUNE_<NAME>=<value> (names upper-cased).
+// -D definitions for a config: every axis but the plan-only ones as CUTUNE_<NAME>=<value> (names
+// upper-cased).
 std::vector<std::string> config_definitions(const Space& space, const Config& config);
 
 // All families, in `tune --list` order.

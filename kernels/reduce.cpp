@@ -34,8 +34,8 @@ void dispatch_type(const std::string& dtype, F&& f) {
 }  // namespace
 
 std::string ReduceFamily::summary() const {
-  return "sum/min/max of float32 (sum of float64): tree or shuffle fold with a fold stop, one pass (atomics, last "
-         "block) or two";
+  return "sum/min/max of float32 (sum of float64): tree or shuffle fold with a fold stop, one pass (atomics into an "
+         "output preset by memset or stream writes, last block) or two";
 }
 
 std::int64_t ReduceFamily::shared_bytes(std::int64_t finish, std::int64_t block, std::int64_t pad,
@@ -55,7 +55,13 @@ Space ReduceFamily::space(const DeviceLimits& limits) const {
       .axis("pad", {0, 1}, "pad the shared tree by one word per 32 (finish=smem)")
       .labelled_axis("pass", {"atomic", "lastblock", "twopass"},
                      "one pass with an atomic per block, one pass whose last block folds the partials, or two launches")
+      .labelled_axis("preset", {"memset", "stream"},
+                     "pass=atomic: the output starts from the operator's identity, set by a memset or by stream "
+                     "memory writes (cuStreamWriteValue32), which launch nothing")
+      .plan_only()
       .require("ept % vec == 0", [](const ConfigView& c) { return c["ept"] % c["vec"] == 0; })
+      .require("only pass=atomic presets its output (preset = memset otherwise)",
+               [](const ConfigView& c) { return c["pass"] == atomic || c["preset"] == memset; })
       .require("shuffle folds the block/32 warp totals: 2*fold <= block/32",
                [](const ConfigView& c) { return c["finish"] == smem || 2 * c["fold"] <= c["block"] / 32; })
       .require("pad only where there is a shared tree (finish=smem)",
@@ -125,7 +131,7 @@ std::vector<Step> ReduceFamily::plan(const Problem& p, const ConfigView& c) cons
   const Dim3 grid{static_cast<unsigned>(tiles)}, block{static_cast<unsigned>(c["block"])};
   switch (c["pass"]) {
     case atomic:
-      return {MemsetStep{"out", identity_word(op_of(p)), element_bytes(p)},
+      return {MemsetStep{"out", identity_word(op_of(p)), element_bytes(p), 0, c["preset"] == stream},
               KernelLaunch{"reduce_atomic", grid, block, 0, {BufferArg{"in"}, n, BufferArg{"out"}}}};
     case lastblock:  // no memset: the counter resets itself (see the template)
       return {KernelLaunch{"reduce_lastblock", grid, block, 0,

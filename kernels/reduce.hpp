@@ -12,6 +12,7 @@ class ReduceFamily : public Family {
  public:
   enum Finish : std::int64_t { smem = 0, shuffle = 1 };
   enum Pass : std::int64_t { atomic = 0, lastblock = 1, twopass = 2 };
+  enum Preset : std::int64_t { memset = 0, stream = 1 };
 
   std::string name() const override { return "reduce"; }
   std::string summary() const override;

@@ -270,8 +270,17 @@ void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan, const std::
   for (const auto& step : plan) {
     if (const auto* memset = std::get_if<MemsetStep>(&step)) {
       if (memset->bytes % 4) throw Error("memset of '" + memset->buffer + "' is not a whole number of 32-bit words");
-      CUTUNE_CU(cuMemsetD32Async, s.buffer(memset->buffer).get() + memset->byte_offset, memset->word,
-                static_cast<std::size_t>(memset->bytes / 4), s.stream.get());
+      const CUdeviceptr first = s.buffer(memset->buffer).get() + memset->byte_offset;
+      const std::int64_t words = memset->bytes / 4;
+      if (!memset->stream_write) {
+        CUTUNE_CU(cuMemsetD32Async, first, memset->word, static_cast<std::size_t>(words), s.stream.get());
+        continue;
+      }
+      if (words > MemsetStep::kMaxStreamWriteWords)
+        throw Error("stream writes of '" + memset->buffer + "': " + std::to_string(words) + " words, at most " +
+                    std::to_string(MemsetStep::kMaxStreamWriteWords));
+      for (std::int64_t w = 0; w < words; ++w)
+        CUTUNE_CU(cuStreamWriteValue32, s.stream.get(), first + 4 * w, memset->word, CU_STREAM_WRITE_VALUE_DEFAULT);
       continue;
     }
     const auto& launch = std::get<KernelLaunch>(step);

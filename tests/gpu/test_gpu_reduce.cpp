@@ -40,10 +40,11 @@ TEST(GpuReduce, TheExtremeIsFoundWhereverItIs) {
       fill_for(op, inputs.as<float>("in"), 17);
       inputs.as<float>("in")[at] = op == ReductionOp::min ? -100.0f : 100.0f;
       evaluator.set_problem(problem, inputs);
-      for (const char* key : {"block=256,ept=16,vec=4,finish=shuffle,fold=1,pad=0,pass=atomic",
-                              "block=512,ept=64,vec=4,finish=smem,fold=8,pad=1,pass=lastblock",
-                              "block=128,ept=4,vec=2,finish=shuffle,fold=1,pad=0,pass=twopass",
-                              "block=512,ept=16,vec=4,finish=shuffle,fold=8,pad=0,pass=lastblock"}) {
+      for (const char* key : {"block=256,ept=16,vec=4,finish=shuffle,fold=1,pad=0,pass=atomic,preset=memset",
+                              "block=512,ept=64,vec=4,finish=smem,fold=8,pad=1,pass=lastblock,preset=memset",
+                              "block=128,ept=4,vec=2,finish=shuffle,fold=1,pad=0,pass=twopass,preset=memset",
+                              "block=512,ept=16,vec=4,finish=shuffle,fold=8,pad=0,pass=lastblock,preset=memset",
+                              "block=1024,ept=16,vec=4,finish=shuffle,fold=1,pad=0,pass=atomic,preset=stream"}) {
         const Config config = space.parse(key);
         auto options = config_definitions(space, config);
         for (const auto& d : reduce.problem_definitions(problem)) options.push_back(d);

@@ -222,7 +222,7 @@ TEST(Lookup, PlanStepsKeepMemsetsInOrder) {
     ResultsBuilder b(store);
     const auto gpu = b.device("GPU-h200", "NVIDIA H200", 9, 0);
     nlohmann::json plan = nlohmann::json::array();
-    plan.push_back(stored_step(MemsetStep{"out", 0x7f800000u, 4, 8}));
+    plan.push_back(stored_step(MemsetStep{"out", 0x7f800000u, 4, 8, true}));
     plan.push_back(nlohmann::json::parse(cutune::testing::launch_json_for(512, 64)).at(0));
     b.result(gpu, "reduce", kLarge, "float32", "algo=atomic,block=512", 0.006, "ok", plan.dump());
   }
@@ -235,6 +235,7 @@ TEST(Lookup, PlanStepsKeepMemsetsInOrder) {
   EXPECT_EQ(memset->word, 0x7f800000u);
   EXPECT_EQ(memset->bytes, 4);
   EXPECT_EQ(memset->byte_offset, 8);
+  EXPECT_TRUE(memset->stream_write);
   const auto* launch = std::get_if<lookup::Launch>(&m->steps[1]);
   ASSERT_NE(launch, nullptr);
   EXPECT_EQ(launch->kernel, "scan_lookback");

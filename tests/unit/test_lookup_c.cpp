@@ -111,6 +111,7 @@ TEST(LookupC, StepsCarryMemsetsAndLaunchesInOrder) {
   EXPECT_STREQ(step.memset.buffer, "out");
   EXPECT_EQ(step.memset.word, 0u);
   EXPECT_EQ(step.memset.bytes, 4);
+  EXPECT_EQ(step.memset.stream_write, 0);  // stored before the flag existed: a memset
   ASSERT_EQ(cutune_match_step(h.match, 1, &step), CUTUNE_OK);
   EXPECT_EQ(step.kind, CUTUNE_STEP_LAUNCH);
   EXPECT_STREQ(step.launch.kernel, "scan_lookback");

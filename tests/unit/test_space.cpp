@@ -102,6 +102,16 @@ TEST(ConfigDefinitions, OneDefinePerAxis) {
   EXPECT_EQ(defs, (std::vector<std::string>{"-DCUTUNE_ALGO=1", "-DCUTUNE_BLOCK=128", "-DCUTUNE_EPT=2"}));
 }
 
+// A plan-only axis shapes the host's plan only: configs that differ in it compile the same.
+TEST(ConfigDefinitions, PlanOnlyAxesAreNotDefined) {
+  Space s;
+  s.axis("block", {128, 256}).labelled_axis("preset", {"memset", "stream"}).plan_only().axis("ept", {2, 4});
+  EXPECT_EQ(config_definitions(s, Config{{128, 1, 4}}), (std::vector<std::string>{"-DCUTUNE_BLOCK=128", "-DCUTUNE_EPT=4"}));
+  EXPECT_EQ(config_definitions(s, Config{{128, 0, 4}}), config_definitions(s, Config{{128, 1, 4}}));
+  EXPECT_EQ(s.parse("block=128,preset=stream,ept=4"), (Config{{128, 1, 4}}));  // still a parameter of the config
+  EXPECT_THROW(Space().plan_only(), Error);
+}
+
 // ---- large spaces: backtracking enumeration and sampling -------------------------------------
 
 namespace {

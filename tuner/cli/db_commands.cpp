@@ -98,8 +98,9 @@ int lookup_config(const std::string& path, const DbArgs& args) {
       std::cout << fmt::format("launch     {} grid {} block {} shared {} B\n", l->kernel, dim3_text(l->grid),
                                dim3_text(l->block), l->dynamic_shared_bytes);
     else if (const auto* memset = std::get_if<lookup::Memset>(&step))
-      std::cout << fmt::format("memset     {} bytes {}..{} to word 0x{:08x}\n", memset->buffer, memset->byte_offset,
-                               memset->byte_offset + memset->bytes, memset->word);
+      std::cout << fmt::format("memset     {} bytes {}..{} to word 0x{:08x}{}\n", memset->buffer, memset->byte_offset,
+                               memset->byte_offset + memset->bytes, memset->word,
+                               memset->stream_write ? " (as stream writes)" : "");
   }
   if (!args.arch.empty()) {
     const auto cubin = results.cubin(query, args.arch);

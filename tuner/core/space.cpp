@@ -58,6 +58,12 @@ Space& Space::labelled_axis(std::string name, std::vector<std::string> labels, s
   return *this;
 }
 
+Space& Space::plan_only() {
+  if (axes_.empty()) throw Error("plan_only() before any axis");
+  axes_.back().plan_only = true;
+  return *this;
+}
+
 Space& Space::require(std::string description, std::function<bool(const ConfigView&)> allows) {
   constraints_.push_back({std::move(description), std::move(allows), {}});
   return *this;

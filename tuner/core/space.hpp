@@ -16,6 +16,9 @@ struct Axis {
   std::vector<std::int64_t> values;
   std::vector<std::string> labels;  // empty, or one name per value ("blelloch", "warp", …)
   std::string help;
+  // Shapes only the family's launch plan (how the host runs the kernels), not the kernels: it is
+  // not passed to the compiler, so configs that differ only in such axes share one cubin.
+  bool plan_only = false;
 
   std::string text_of(std::int64_t value) const;              // the label if any, else the number
   std::optional<std::int64_t> value_of(const std::string& text) const;
@@ -61,6 +64,8 @@ class Space {
   // Fluent builder, in the spirit of nvbench's axes: space.axis("block", {128, 256}).require(…)
   Space& axis(std::string name, std::vector<std::int64_t> values, std::string help = {});
   Space& labelled_axis(std::string name, std::vector<std::string> labels, std::string help = {});
+  // Marks the last axis declared as plan-only (see Axis::plan_only).
+  Space& plan_only();
   Space& require(std::string description, std::function<bool(const ConfigView&)> allows);
   // A constraint written as an integer expression over the axes declared so far (see
   // core/expression.hpp), e.g. "block * ept * vec <= 8192". Labelled axes read as their value
