@@ -85,15 +85,10 @@ std::vector<Parameter> parameters_of(const std::string& config_json, const std::
 // A stored result's plan (records.hpp: launch_json, written by the tuner's stored_step and
 // evaluator): launches and memsets in order. Results stored before memsets were kept hold
 // launches only.
-struct Plan {
-  std::vector<Launch> launches;
+std::vector<Step> steps_of(const std::string& launch_json) {
   std::vector<Step> steps;
-};
-
-Plan plan_of(const std::string& launch_json) {
-  Plan plan;
   const auto json = nlohmann::json::parse(launch_json, nullptr, false);
-  if (!json.is_array()) return plan;
+  if (!json.is_array()) return steps;
   const auto dim3 = [](const nlohmann::json& entry, const char* key) {
     std::array<unsigned, 3> d{1, 1, 1};
     if (auto it = entry.find(key); it != entry.end() && it->is_array())
@@ -103,9 +98,8 @@ Plan plan_of(const std::string& launch_json) {
   for (const auto& entry : json) {
     if (!entry.is_object()) continue;
     if (entry.contains("memset")) {
-      plan.steps.emplace_back(Memset{entry.value("memset", ""), entry.value("word", 0u),
-                                     entry.value("bytes", std::int64_t{0}), entry.value("byte_offset", std::int64_t{0}),
-                                     entry.value("stream_write", false)});
+      steps.emplace_back(Memset{entry.value("memset", ""), entry.value("word", 0u), entry.value("bytes", std::int64_t{0}),
+                                entry.value("byte_offset", std::int64_t{0}), entry.value("stream_write", false)});
       continue;
     }
     Launch launch;
@@ -113,10 +107,17 @@ Plan plan_of(const std::string& launch_json) {
     launch.grid = dim3(entry, "grid");
     launch.block = dim3(entry, "block");
     launch.dynamic_shared_bytes = entry.value("dynamic_shared_bytes", 0u);
-    plan.launches.push_back(launch);
-    plan.steps.emplace_back(std::move(launch));
+    steps.emplace_back(std::move(launch));
   }
-  return plan;
+  return steps;
+}
+
+// The launches of a plan, without its memsets.
+std::vector<Launch> launches_in(const std::vector<Step>& steps) {
+  std::vector<Launch> launches;
+  for (const auto& step : steps)
+    if (const auto* launch = std::get_if<Launch>(&step)) launches.push_back(*launch);
+  return launches;
 }
 
 struct Arch {
@@ -202,9 +203,8 @@ struct Database::Impl {
     m->basis = basis;
     m->config = s.column_text(0);
     m->parameters = parameters_of(s.column_text(1), m->config);
-    Plan plan = plan_of(s.column_text(2));
-    m->launches = std::move(plan.launches);
-    m->steps = std::move(plan.steps);
+    m->steps = steps_of(s.column_text(2));
+    m->launches = launches_in(m->steps);
     m->time_ms = s.column_double(3);
     m->matched_problem = s.column_text(4);
     m->matched_size = s.column_int(5);
@@ -303,9 +303,8 @@ struct Database::Impl {
       best.image = s.column_blob(1);
       best.arch = candidate_arch;
       best.exact_arch = exact;
-      Plan plan = plan_of(s.column_text(2));
-      best.launches = std::move(plan.launches);
-      best.steps = std::move(plan.steps);
+      best.steps = steps_of(s.column_text(2));
+      best.launches = launches_in(best.steps);
       best.nvrtc_version = s.column_text(3);
       best.compile_options = s.column_text(4);
       if (exact) break;

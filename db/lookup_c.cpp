@@ -52,6 +52,11 @@ cutune::lookup::Query query_of(const cutune_query& q) {
           {q.size, text_or_empty(q.dtype)}};
 }
 
+// NOT_FOUND for an index past a list's end: "step 2 of 2".
+cutune_status past_the_end(const char* what, size_t index, size_t count) {
+  return fail(CUTUNE_NOT_FOUND, std::string(what) + " " + std::to_string(index) + " of " + std::to_string(count));
+}
+
 cutune_launch c_launch(const cutune::lookup::Launch& l) {
   cutune_launch launch{};
   launch.kernel = l.kernel.c_str();
@@ -118,8 +123,7 @@ size_t cutune_match_launch_count(const cutune_match* m) { return m->match->launc
 
 cutune_status cutune_match_launch(const cutune_match* m, size_t index, cutune_launch* launch) {
   if (!m || !launch) return fail(CUTUNE_ERROR, "cutune_match_launch: arguments must not be NULL");
-  if (index >= m->match->launches.size())
-    return fail(CUTUNE_NOT_FOUND, "launch " + std::to_string(index) + " of " + std::to_string(m->match->launches.size()));
+  if (index >= m->match->launches.size()) return past_the_end("launch", index, m->match->launches.size());
   *launch = c_launch(m->match->launches[index]);
   return CUTUNE_OK;
 }
@@ -128,8 +132,7 @@ size_t cutune_match_step_count(const cutune_match* m) { return m->match->steps.s
 
 cutune_status cutune_match_step(const cutune_match* m, size_t index, cutune_step* step) {
   if (!m || !step) return fail(CUTUNE_ERROR, "cutune_match_step: arguments must not be NULL");
-  if (index >= m->match->steps.size())
-    return fail(CUTUNE_NOT_FOUND, "step " + std::to_string(index) + " of " + std::to_string(m->match->steps.size()));
+  if (index >= m->match->steps.size()) return past_the_end("step", index, m->match->steps.size());
   *step = cutune_step{};
   if (const auto* launch = std::get_if<cutune::lookup::Launch>(&m->match->steps[index])) {
     step->kind = CUTUNE_STEP_LAUNCH;

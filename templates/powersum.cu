@@ -380,7 +380,7 @@ powersum_tile(const double* __restrict__ x, const double* __restrict__ alpha, in
   const int lane_in_group = threadIdx.x % KSPLIT;
   const int j0 = blockIdx.y * JT;
   const Exponents e = run_of_exponents(alpha, j0, exponents, JT);
-  // Lanes past the window still take part in the shuffles, with nothing to add.
+  // Lanes past the window still take part in combining the sums, with nothing to add.
   const bool active = i < w;
   const double xi = active ? xs[i] : 0.0;
   // One sum at a time (k <= i, then k > i), so only JT accumulators are live.
@@ -404,7 +404,8 @@ powersum_tile(const double* __restrict__ x, const double* __restrict__ alpha, in
 #define LINE_WARPS (BLOCK / 32)
 static_assert(CUTUNE_TERM == 2 && KSPLIT == 32, "the line map runs the ladder, a warp's lanes splitting k");
 
-// base^exponent by squaring: at most 2 log2(exponent) roundings (the tolerance counts them).
+// base^exponent by squaring: floor(log2 n) + popcount(n) - 1 roundings for exponent n (the
+// tolerance counts them).
 __device__ __forceinline__ double power(double base, int exponent) {
   double result = 1.0;
   for (int m = exponent; m > 0; m >>= 1) {  // a constant, or the same for the whole warp
@@ -450,8 +451,9 @@ powersum_line(const double* __restrict__ x, const double* __restrict__ alpha, in
   for (int k = threadIdx.x; k < w; k += BLOCK) {
     const double d = fabs(x[k] - xi);
     if (line.even) {
-      starts[k] = ladder_start(d, line.a0, line.step);
-      strides[k] = power(starts[k].y, JT);
+      const double2 start = ladder_start(d, line.a0, line.step);
+      starts[k] = start;
+      strides[k] = power(start.y, JT);
     } else {
       starts[k] = make_double2(log(d), 0.0);
     }
