@@ -154,10 +154,11 @@ HostBuffers bench_inputs(const Family& family, const Problem& problem) {
 
 Verdict check_baseline(const Family& family, const Problem& problem, const HostBuffers& inputs,
                        const std::string& output_name, const void* device_output, std::size_t bytes) {
-  HostBuffers actual;
-  actual.at(output_name).resize(bytes);
+  const HostBuffers expected = family.reference(problem, inputs);
+  HostBuffers actual = expected;
+  actual.at(output_name).assign(bytes, std::byte{0});
   CUTUNE_CUDART(cudaMemcpy(actual.at(output_name).data(), device_output, bytes, cudaMemcpyDeviceToHost));
-  return family.compare(problem, family.reference(problem, inputs), actual);
+  return family.compare(problem, expected, actual);
 }
 
 BenchSession::BenchSession(const BenchArgs& args)

@@ -64,7 +64,10 @@ class DeviceBytes {
 HostBuffers bench_inputs(const Family& family, const Problem& problem);
 
 // Downloads a baseline's output (`bytes` at `device_output`) and checks it like a tuned config's:
-// a comparison means nothing if the baseline computes something else.
+// a comparison means nothing if the baseline computes something else. Outputs the family checks
+// that the baseline has no counterpart of (scan's bad-input index: CUB validates nothing, and the
+// bench's inputs are valid) are taken from the reference, so only what the baseline computes is
+// compared.
 Verdict check_baseline(const Family& family, const Problem& problem, const HostBuffers& inputs,
                        const std::string& output_name, const void* device_output, std::size_t bytes);
 

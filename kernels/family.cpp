@@ -16,7 +16,15 @@ const std::vector<std::byte>& HostBuffers::at(const std::string& name) const {
 
 std::vector<BufferSpec> Family::scratch(const Problem&, const ConfigView&) const { return {}; }
 
-std::string Family::source() const { return std::string(template_source(template_file())); }
+std::string Family::source() const {
+  std::string text;
+  for (const std::string& header : template_headers()) {
+    text += template_source(header);
+    text += '\n';
+  }
+  if (!text.empty()) text += "#line 1 \"" + template_file() + "\"\n";
+  return text + std::string(template_source(template_file()));
+}
 
 std::vector<std::string> config_definitions(const Space& space, const Config& config) {
   std::vector<std::string> definitions;

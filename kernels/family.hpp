@@ -123,7 +123,11 @@ class Family {
   virtual std::string name() const = 0;
   virtual std::string summary() const = 0;  // one line for `tune --list`
   virtual std::string template_file() const = 0;
-  // The CUDA source; the embedded template unless a family (or a test) substitutes its own.
+  // Embedded templates/*.cuh texts the template builds on, placed in front of it in source().
+  virtual std::vector<std::string> template_headers() const { return {}; }
+  // The CUDA source: the headers, then the embedded template (a #line keeps NVRTC's messages
+  // naming the template's own lines), unless a family (or a test) substitutes its own. One text,
+  // so that the stored template hash and the compile cache cover the headers too.
   virtual std::string source() const;
 
   virtual Space space(const DeviceLimits& limits) const = 0;

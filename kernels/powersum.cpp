@@ -36,12 +36,13 @@ std::string PowersumFamily::summary() const {
 
 std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t block) {
   if (map == sym) return (2 * kSymTile + 2 * kSymTile * (kSymTile + 1)) * 8;
-  // tile: the transpose that adds up each group's sums, kTileCombineColumns + 1 doubles a thread.
-  return map == tile ? block * (kTileCombineColumns + 1) * 8 : 2 * block * 8;
+  // tile and line: the transpose that adds up each group's sums, kTileCombineColumns + 1 doubles a thread.
+  return map == tile || map == line ? block * (kTileCombineColumns + 1) * 8 : 2 * block * 8;
 }
 
-std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t map, std::int64_t stage, std::int64_t window) {
-  if (map == line) return window * 24;  // (d^a0, d^step) and (d^step)^jt per k
+std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t stage,
+                                                   std::int64_t window) {
+  if (map == line) return (1 + block / 32) * kLineChunk * 8;  // per k of a chunk: d^step and each warp's start
   return stage ? window * 8 : 0;
 }
 
@@ -88,7 +89,7 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory (trees + the largest staged window) <= device opt-in limit per block",
                [max = limits.max_shared_per_block_optin](const ConfigView& c) {
-                 return static_shared_bytes(c["map"], c["block"]) + dynamic_shared_bytes(c["map"], c["stage"], kMaxWindow) <=
+                 return static_shared_bytes(c["map"], c["block"]) + dynamic_shared_bytes(c["map"], c["block"], c["stage"], kMaxWindow) <=
                         max;
                });
   return s;
@@ -135,7 +136,7 @@ std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) co
   const std::vector<KernelArg> args{BufferArg{"x"}, BufferArg{"alpha"}, static_cast<std::int32_t>(w),
                                     static_cast<std::int32_t>(a), BufferArg{"minus"}, BufferArg{"plus"}};
   const Dim3 block{static_cast<unsigned>(c["block"])};
-  const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c["map"], c["stage"], w));
+  const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c["map"], c["block"], c["stage"], w));
   switch (c["map"]) {
     case pair: return {KernelLaunch{"powersum_pair", Dim3{static_cast<unsigned>(w), static_cast<unsigned>(a)}, block, shared, args}};
     case exponent: return {KernelLaunch{"powersum_exponent", Dim3{static_cast<unsigned>(a)}, block, shared, args}};

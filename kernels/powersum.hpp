@@ -23,6 +23,7 @@ class PowersumFamily : public Family {
   std::string name() const override { return "powersum"; }
   std::string summary() const override;
   std::string template_file() const override { return "powersum.cu"; }
+  std::vector<std::string> template_headers() const override { return {"straight_math.cuh"}; }
   Space space(const DeviceLimits& limits) const override;
   std::vector<Problem> problems(const ProblemRequest& request) const override;
   std::vector<std::string> problem_definitions(const Problem& problem) const override;
@@ -39,9 +40,11 @@ class PowersumFamily : public Family {
   static Problem make_problem(std::int64_t window, std::int64_t exponents = kDefaultExponents, Alphas alphas = Alphas::grid);
   // Shared memory one block needs as the template lays it out: the two trees of the tree maps, the tile
   // map's transpose or the sym map's tiles (static), and the staged window or the line map's
-  // per-k ladder starts (dynamic).
+  // per-k ladder starts of one chunk (dynamic).
   static std::int64_t static_shared_bytes(std::int64_t map, std::int64_t block);
-  static std::int64_t dynamic_shared_bytes(std::int64_t map, std::int64_t stage, std::int64_t window);
+  static std::int64_t dynamic_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t stage, std::int64_t window);
+  // Distances per chunk of the line map (LINE_CHUNK in the template).
+  static constexpr std::int64_t kLineChunk = 256;
   // |minus - expected| <= rtol |expected| + atol, from the error analysis in powersum.cpp.
   struct Tolerance {
     double rtol, atol;

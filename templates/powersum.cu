@@ -4,7 +4,9 @@
 //   minus[j*w + i] = sum over k <= i of |x[k] - x[i]|^alpha[j]   (the k = i term is 0^alpha = 0)
 //   plus [j*w + i] = sum over k >  i of (x[k] - x[i])^alpha[j]
 //
-// The cost is the w*w*A powers; everything else is bookkeeping around them.
+// The cost is the w*w*A powers; everything else is bookkeeping around them. The ladder's starts
+// take their log and exp from straight_math.cuh (the family places it in front of this file):
+// branch-free, so that a lane's independent ones overlap.
 //
 // Compile-time parameters (-D definitions):
 //   CUTUNE_MAP     how (i, j) pairs map to blocks:
@@ -28,7 +30,8 @@
 //                  shared memory (w doubles of dynamic shared memory)
 //   CUTUNE_KSPLIT  tile map: lanes per group (1, 2, 4, …, 32); line map: 32
 //   CUTUNE_JT      tile and line maps: exponents per group (per warp in the line map); sym: per block
-//   CUTUNE_TERM    0: pow(d, alpha) per term; 1: exp(alpha * log d), log d computed once per
+//   CUTUNE_TERM    0: pow(d, alpha) per term (the study's way)
+//                  1: exp(alpha * log d), log d computed once per
 //                  (i, k) and shared by the group's JT exponents (exact for d = 0 since alpha > 0:
 //                  log 0 = -inf, exp(-inf) = 0)
 //                  2 ladder (tile and line maps): where the group's exponents are evenly spaced,
@@ -246,7 +249,10 @@ __device__ __forceinline__ Exponents run_of_exponents(const double* __restrict__
   return e;
 }
 
-// Adds exp(a log d) for the group's exponents to acc (exact for d = 0: exp(-inf) = 0).
+// Adds exp(a log d) for the group's exponents to acc (exact for d = 0: exp(-inf) = 0). CUDA's
+// exp, not straight_exp: JT straight-line exponentials interleave and hold registers (as the
+// ladder's fallback, the tile map at JT = 32 went from 127 to 168 registers and JT = 80 spilled),
+// and the sym map's explog measured slower with them (H200: 56.9 against 50.0 us at w = 500).
 __device__ __forceinline__ void explog_add(double (&acc)[JT], const Exponents& e, double log_d) {
 #pragma unroll
   for (int jj = 0; jj < JT; ++jj) acc[jj] += exp(e.at(jj) * log_d);
@@ -257,8 +263,8 @@ __device__ __forceinline__ void explog_add(double (&acc)[JT], const Exponents& e
 // at all) gives (0, 0), whose chains are zeros: 0^a = 0, and no 0 * inf.
 __device__ __forceinline__ double2 ladder_start(double d, double a0, double step) {
   const bool live = d > 0;
-  const double log_d = log(d);
-  return make_double2(live ? exp(a0 * log_d) : 0.0, live ? exp(step * log_d) : 0.0);
+  const double log_d = straight_log(d);
+  return make_double2(live ? straight_exp(a0 * log_d) : 0.0, live ? straight_exp(step * log_d) : 0.0);
 }
 
 // Adds two distances' ladders to acc: d^(a0 + jj step) = d^a0 (d^step)^jj, from their starts
@@ -395,82 +401,101 @@ powersum_tile(const double* __restrict__ x, const double* __restrict__ alpha, in
 // ---- line map: a block per (i, line of exponents); its warps share the ladder's starts ----------
 //
 // In the tile map every group of JT exponents pays its own log and two exp per (i, k), as many
-// instructions as a 32-term ladder. Here a block owns one i and a line of LINE = warps * JT
-// evenly spaced exponents. Its threads compute once per k, into shared memory, the start
-// (d^a0, d^step) and the group stride (d^step)^JT; warp g runs the ladder for exponents
-// g JT .. g JT + JT - 1 of the line, starting from d^a0 ((d^step)^JT)^g. A line that is not evenly
+// instructions as a 32-term ladder. Here a block owns one i and a line of LINE_WARPS * JT evenly
+// spaced exponents, and takes the window in chunks of LINE_CHUNK distances. For each chunk its
+// threads first compute, once per k, d^step and every warp's start d^(a0 + g JT step) =
+// d^a0 ((d^step)^JT)^g (one log, two exp, (d^step)^JT by squaring and LINE_WARPS - 1 multiplies)
+// into shared memory; then warp g runs the ladder for exponents g JT .. g JT + JT - 1 of the line
+// over the chunk. The ladder loop holds no log or exp, so it needs fewer registers than the tile
+// map's, and the chunks bound the shared memory whatever the window. A line that is not evenly
 // spaced keeps log d per k instead and takes exp(a log d) per term.
 
 #define LINE_WARPS (BLOCK / 32)
+#define LINE_CHUNK 256  // distances per chunk: PowersumFamily::kLineChunk
 static_assert(CUTUNE_TERM == 2 && KSPLIT == 32, "the line map runs the ladder, a warp's lanes splitting k");
 
 // base^exponent by squaring: floor(log2 n) + popcount(n) - 1 roundings for exponent n (the
 // tolerance counts them).
 __device__ __forceinline__ double power(double base, int exponent) {
   double result = 1.0;
-  for (int m = exponent; m > 0; m >>= 1) {  // a constant, or the same for the whole warp
+  for (int m = exponent; m > 0; m >>= 1) {  // a compile-time constant here: unrolled
     if (m & 1) result *= base;
     base *= base;
   }
   return result;
 }
 
-// Adds the terms of this lane's k in [begin, end), warp `group` of the line, from the block's
-// per-k starts and group strides (or logs).
-__device__ __forceinline__ void line_add_terms(const double2* starts, const double* strides, int begin, int end,
-                                               int lane, const Exponents& e, int group, double (&acc)[JT]) {
-#pragma unroll
-  for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
+// Adds the terms of this lane's k in [begin, end) of the chunk starting at c0 to warp `group`'s
+// accumulators, from the chunk's starts and ratios (or logs, off the ladder).
+__device__ __forceinline__ void line_add_terms(const double* starts, const double* ratios, int c0, int begin, int end,
+                                               int lane, const Exponents& e, double (&acc)[JT]) {
   if (e.even) {
-    const auto start_of = [&](int k) {
-      return make_double2(starts[k].x * power(strides[k], group), starts[k].y);
-    };
 #pragma unroll 1
     for (int k = begin + lane; k < end; k += 64) {
       const int k2 = k + 32;
-      ladder_add(acc, start_of(k), k2 < end ? start_of(k2) : make_double2(0.0, 0.0));
+      ladder_add(acc, make_double2(starts[k - c0], ratios[k - c0]),
+                 k2 < end ? make_double2(starts[k2 - c0], ratios[k2 - c0]) : make_double2(0.0, 0.0));
     }
     return;
   }
 #pragma unroll 1
-  for (int k = begin + lane; k < end; k += 32) explog_add(acc, e, starts[k].x);
+  for (int k = begin + lane; k < end; k += 32) explog_add(acc, e, ratios[k - c0]);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 powersum_line(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
               double* __restrict__ minus, double* __restrict__ plus) {
   __shared__ double combine[BLOCK * COMBINE_ROW];
-  // Per k: (d^a0, d^step), or (log d, -) off the ladder; then per k (d^step)^JT.
-  double2* starts = reinterpret_cast<double2*>(dynamic_shared);
-  double* strides = reinterpret_cast<double*>(starts + w);
+  // Per k of the chunk: d^step (or log d off the ladder), then each warp's start.
+  double* ratios = reinterpret_cast<double*>(dynamic_shared);
+  double* starts = ratios + LINE_CHUNK;  // [LINE_WARPS][LINE_CHUNK]
   const int i = blockIdx.x;
   const int line0 = blockIdx.y * (LINE_WARPS * JT);
   const Exponents line = run_of_exponents(alpha, line0, exponents, LINE_WARPS * JT);
   const double xi = x[i];
-#pragma unroll 2
-  for (int k = threadIdx.x; k < w; k += BLOCK) {
-    const double d = fabs(x[k] - xi);
-    if (line.even) {
-      const double2 start = ladder_start(d, line.a0, line.step);
-      starts[k] = start;
-      strides[k] = power(start.y, JT);
-    } else {
-      starts[k] = make_double2(log(d), 0.0);
-    }
-  }
-  __syncthreads();
   const int lane = threadIdx.x % 32;
   const int group = threadIdx.x / 32;
   const int offset = group * JT;
-  if (offset >= line.count) return;  // a short last line leaves this warp nothing; no barrier follows
-  const Exponents e = line.part(offset);
+  // A short last line leaves trailing warps nothing to sum; they still compute starts.
+  const bool has_exponents = offset < line.count;
+  const Exponents e = line.part(has_exponents ? offset : 0);
   const int j0 = line0 + offset;
   // One sum at a time (k <= i, then k > i), so only JT accumulators are live.
   double acc[JT];
-  line_add_terms(starts, strides, 0, i + 1, lane, e, group, acc);
-  write_group_sums(acc, true, lane, e, j0, w, i, combine, minus);
-  line_add_terms(starts, strides, i + 1, w, lane, e, group, acc);
-  write_group_sums(acc, true, lane, e, j0, w, i, combine, plus);
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
+  for (int c0 = 0; c0 < w; c0 += LINE_CHUNK) {
+    const int c1 = min(c0 + LINE_CHUNK, w);
+    __syncthreads();  // every warp is done with the previous chunk
+#pragma unroll 2
+    for (int k = c0 + threadIdx.x; k < c1; k += BLOCK) {
+      const double d = fabs(x[k] - xi);
+      if (line.even) {
+        const double2 start = ladder_start(d, line.a0, line.step);
+        const double stride = power(start.y, JT);
+        ratios[k - c0] = start.y;
+        double s = start.x;
+#pragma unroll
+        for (int g = 0; g < LINE_WARPS; ++g) {
+          starts[g * LINE_CHUNK + k - c0] = s;
+          s *= stride;
+        }
+      } else {
+        ratios[k - c0] = straight_log(d);
+      }
+    }
+    __syncthreads();
+    if (!has_exponents) continue;
+    const double* my_starts = starts + group * LINE_CHUNK;
+    line_add_terms(my_starts, ratios, c0, c0, min(c1, i + 1), lane, e, acc);
+    if (c0 <= i && i < c1) {  // the minus sums are complete
+      write_group_sums(acc, true, lane, e, j0, w, i, combine, minus);
+#pragma unroll
+      for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
+    }
+    line_add_terms(my_starts, ratios, c0, max(c0, i + 1), c1, lane, e, acc);
+  }
+  if (has_exponents) write_group_sums(acc, true, lane, e, j0, w, i, combine, plus);
 }
 #endif
 #endif

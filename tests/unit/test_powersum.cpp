@@ -9,6 +9,8 @@
 #include "core/error.hpp"
 #include "family_test_support.hpp"
 #include "powersum.hpp"
+#include "straight_math.cuh"
+#include "templates.hpp"
 
 using namespace cutune;
 using namespace cutune::testing;
@@ -108,7 +110,7 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
     EXPECT_LE(c["block"], limits.max_threads_per_block);
     EXPECT_LE(2 * c["fold"], c["block"]);
     EXPECT_LE(PowersumFamily::static_shared_bytes(c["map"], c["block"]) +
-                  PowersumFamily::dynamic_shared_bytes(c["map"], c["stage"], PowersumFamily::kMaxWindow),
+                  PowersumFamily::dynamic_shared_bytes(c["map"], c["block"], c["stage"], PowersumFamily::kMaxWindow),
               limits.max_shared_per_block_optin);
     if (c["map"] < PowersumFamily::tile) {
       EXPECT_EQ(c["ksplit"] * c["jt"], 1);
@@ -155,10 +157,11 @@ static double power_by_squaring(double base, std::size_t exponent) {
 }
 
 // The ladder's arithmetic (templates/powersum.cu, term=ladder) replayed on the host in double,
-// for lines of `line` exponents split into groups of `jt`: d^a0 by exp(a0 log d) and d^step by
-// exp(step log d) once per line; group g of a line starts at d^a0 ((d^step)^jt)^g, both powers by
-// squaring (the line map; the tile map's lines are one group); then four chains, each advanced
-// by ratio^4, as the kernel's LADDER_CHAINS.
+// with the template's own log and exp (straight_math.cuh), for lines of `line` exponents split
+// into groups of `jt`: d^a0 by exp(a0 log d) and d^step by exp(step log d) once per line; group g
+// of a line starts at d^a0 times ((d^step)^jt, by squaring) g times over (the line map; the tile
+// map's lines are one group); then four chains, each advanced by ratio^4, as the kernel's
+// LADDER_CHAINS.
 static HostBuffers ladder_sums(const PowersumFamily& family, const Problem& p, const HostBuffers& inputs,
                                std::size_t line, std::size_t jt) {
   const auto x = inputs.as<double>("x");
@@ -178,8 +181,12 @@ static HostBuffers ladder_sums(const PowersumFamily& family, const Problem& p, c
         for (std::size_t k = 0; k < w; ++k) {
           const double d = std::fabs(x[k] - x[i]);
           if (d == 0) continue;
-          const double ratio = std::exp(step * std::log(d));
-          std::array<double, 4> t{std::exp(a0 * std::log(d)) * power_by_squaring(power_by_squaring(ratio, jt), group)};
+          const double log_d = straight_log(d);
+          const double ratio = straight_exp(step * log_d);
+          const double stride_of_groups = power_by_squaring(ratio, jt);
+          double start = straight_exp(a0 * log_d);
+          for (std::size_t g = 0; g < group; ++g) start *= stride_of_groups;
+          std::array<double, 4> t{start};
           for (std::size_t c = 1; c < t.size(); ++c) t[c] = t[c - 1] * ratio;
           const double stride = ratio * ratio * ratio * ratio;
           for (std::size_t jj = 0; jj < count; ++jj) {
@@ -211,4 +218,10 @@ TEST(PowersumVerify, LadderArithmeticIsWithinTheTolerance) {
     const Verdict v = family.compare(p, expected, ladder_sums(family, p, inputs, line, jt));
     EXPECT_TRUE(v.ok) << "lines of " << line << " in groups of " << jt << ": " << v.message;
   }
+}
+
+// The template's chunk and the family's shared-memory count of it are one number in two files.
+TEST(PowersumSpace, LineChunkMatchesTheTemplate) {
+  const std::string source(template_source("powersum.cu"));
+  EXPECT_NE(source.find("#define LINE_CHUNK " + std::to_string(PowersumFamily::kLineChunk) + " "), std::string::npos);
 }
