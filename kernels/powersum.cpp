@@ -213,17 +213,18 @@ HostBuffers PowersumFamily::reference(const Problem& p, const HostBuffers& input
 //  - Summing them in any order (any map, fold or k split) costs at most gamma_w relative.
 //  - Each term on the GPU:
 //    pow is within 2 ulp (4u) in CUDA's math library.
-//    explog computes exp(a L): log and exp are within 1 ulp each, and the argument z = a L is
+//    explog computes exp(a L): log and exp are within 1 ulp each (CUDA's; the ladder's starts take
+//    straight_math.cuh's, which test_straight_math measures within 1 ulp), and the argument z = a L is
 //    off by at most 3u|z|, which exp turns into a relative error 3u|z|.
 //    ladder computes d^a0 (d^step)^jj: (u + 3u a0|L|) + jj (u + 3u step|L|) + jj u for the
 //    multiplies (at most jj of them round, however the template splits them into chains),
 //    that is (2 jj + 1)u + 3u a|L|; and the exponents may sit off the line
 //    a0 + jj step by the template's LADDER_SLACK (8u a relative), which adds 8u a_max|L|.
-//    The line map starts warp g's ladder at d^a0 ((d^step)^jt)^g, both powers by squaring (a
-//    power n by squaring rounds R(n) = floor(log2 n) + popcount(n) - 1 times): term J = g jt + jj
-//    of the line sees J copies of d^step's error and jj + 2 + g R(jt) + R(g) roundings, at most
-//    J + 49 over every line the space allows (J < 80; jt = 4, g = 19 is the worst): within the
-//    2 jt_max + 1 below. The host test replays this arithmetic.
+//    The line map starts warp g's ladder at d^a0 times (d^step)^jt, g times over, the power by
+//    squaring (a power n by squaring rounds R(n) = floor(log2 n) + popcount(n) - 1 times): term
+//    J = g jt + jj of the line sees J copies of d^step's error and jj + g (R(jt) + 1) roundings,
+//    at most 48 over every line the space allows (16 warps of jt = 4: g = 15, jj = 3), so J + 48
+//    with J < 80: within the 2 jt_max + 1 below. The host test replays this arithmetic.
 //    So every term is within (2 jt_max + 1)u + 11u a_max|L| relative. For d >= 1, |L| <= ln D
 //    with D the largest difference. For d < 1 the |L| part is absolute instead:
 //    11u a_max |L| d^a <= 11u a_max |L| e^(-a_min |L|) <= 11u (a_max / a_min) / e.
