@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "store.hpp"
+#include "temp_folder.hpp"
 
 namespace {
 
@@ -24,14 +25,7 @@ struct CommandRun {
   }
 };
 
-std::filesystem::path temp_folder() {
-  auto folder = std::filesystem::temp_directory_path() /
-                ("cutune-cli-" + std::to_string(getpid()) + "-" +
-                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  std::filesystem::remove_all(folder);
-  std::filesystem::create_directories(folder);
-  return folder;
-}
+cutune::testing::TempFolder temp_folder() { return cutune::testing::TempFolder("cutune-cli"); }
 
 CommandRun tune(const std::string& arguments) {
   const auto folder = std::filesystem::temp_directory_path() / ("cutune-cli-out-" + std::to_string(getpid()));

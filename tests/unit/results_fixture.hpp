@@ -9,22 +9,9 @@
 #include <string>
 
 #include "store.hpp"
+#include "temp_folder.hpp"
 
 namespace cutune::testing {
-
-// A fresh folder per test, removed afterwards.
-struct TempFolder {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("cutune-db-" + std::to_string(getpid()) + "-" +
-                                ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() + "-" +
-                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  TempFolder() {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempFolder() { std::filesystem::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 inline db::DeviceRecord device_record(const std::string& uuid, const std::string& name, int cc_major, int cc_minor) {
   db::DeviceRecord d;

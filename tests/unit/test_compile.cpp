@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "compile.hpp"
+#include "temp_folder.hpp"
 
 using namespace cutune;
 
@@ -12,13 +13,6 @@ CompileRequest request(const std::string& body) {
   return {"probe.cu", "extern \"C\" __global__ void probe(int* out) { " + body + " }", {"-DVALUE=7"}, "sm_90"};
 }
 
-struct TempFolder {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("cutune-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  TempFolder() { std::filesystem::remove_all(path); }
-  ~TempFolder() { std::filesystem::remove_all(path); }
-};
 }  // namespace
 
 TEST(Compile, ProducesACubinForTheArchitecture) {
@@ -51,8 +45,8 @@ TEST(CompileKey, CoversSourceOptionsAndArch) {
 }
 
 TEST(CompileCache, ParallelBatchMatchesSerialAndHitsAfterwards) {
-  TempFolder folder;
-  const CompileCache cache(folder.path.string());
+  cutune::testing::TempFolder folder;
+  const CompileCache cache(folder.string());
   std::vector<CompileRequest> requests{request("*out = VALUE;"), request("*out = broken"), request("*out = VALUE + 1;")};
   const auto results = cache.compile_all(requests, 2);
   ASSERT_EQ(results.size(), 3u);

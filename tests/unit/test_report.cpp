@@ -7,6 +7,7 @@
 
 #include "report.hpp"
 #include "store.hpp"
+#include "temp_folder.hpp"
 
 using namespace cutune;
 
@@ -15,11 +16,10 @@ namespace {
 const std::string kEvil = "</script><img src=x onerror=alert(1)>";
 
 struct Fixture {
-  std::filesystem::path folder = std::filesystem::temp_directory_path() / ("cutune-report-" + std::to_string(getpid()));
-  std::string path = (folder / "r.db").string();
+  cutune::testing::TempFolder folder{"cutune-report"};
+  std::string path = folder.file("r.db");
   std::int64_t device = 0;
   Fixture() {
-    std::filesystem::remove_all(folder);
     db::Store store(path);
     db::DeviceRecord d;
     d.uuid = "GPU-" + kEvil;
@@ -43,7 +43,6 @@ struct Fixture {
       store.add_result(r);
     }
   }
-  ~Fixture() { std::filesystem::remove_all(folder); }
 };
 
 std::size_t count(const std::string& text, const std::string& needle) {

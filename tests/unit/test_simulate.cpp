@@ -13,19 +13,14 @@
 #include "simulator.hpp"
 #include "store.hpp"
 #include "strategy_bench.hpp"
+#include "temp_folder.hpp"
 
 using namespace cutune;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_folder() {
-  auto folder = fs::temp_directory_path() / ("cutune-simulate-" + std::to_string(getpid()) + "-" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  fs::remove_all(folder);
-  fs::create_directories(folder);
-  return folder;
-}
+cutune::testing::TempFolder temp_folder() { return cutune::testing::TempFolder("cutune-simulate"); }
 
 // 3 x 2 x 2 = 12 raw configs, 10 recorded, two of them failed. Parameters: an integer axis, a
 // string axis and a fractional one. Costs in ms: compile 100 * i, verification 10, benchmark 1000.

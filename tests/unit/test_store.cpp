@@ -15,15 +15,8 @@ using namespace cutune::db;
 namespace {
 
 struct TempDb {
-  std::filesystem::path folder = std::filesystem::temp_directory_path() /
-                                 ("cutune-store-" + std::to_string(getpid()) + "-" +
-                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  std::string path = (folder / "sub" / "results.db").string();
-  TempDb() { std::filesystem::remove_all(folder); }
-  ~TempDb() {
-    std::filesystem::permissions(folder, std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
-    std::filesystem::remove_all(folder);
-  }
+  cutune::testing::TempFolder folder{"cutune-store"};
+  std::string path = folder.file("sub/results.db");
 };
 
 DeviceRecord h100() {
