@@ -261,12 +261,21 @@ struct Database::Impl {
     using Rule = db::DeviceSet::Rule;
     const DeviceIdentity& d = q.device;
     std::vector<LevelSource> sources;
-    if (!d.uuid.empty()) sources.push_back({{Rule::uuid, d.uuid}, Level::exact_device, "device " + d.uuid});
-    if (!d.name.empty()) sources.push_back({{Rule::name, d.name}, Level::exact_device, "device name " + d.name});
+    const auto add = [&sources](Rule rule, const std::string& text, Level level, std::string basis, int cc_major = 0,
+                                int cc_minor = 0) {
+      LevelSource& source = sources.emplace_back();
+      source.devices.rule = rule;
+      source.devices.text = text;
+      source.devices.cc_major = cc_major;
+      source.devices.cc_minor = cc_minor;
+      source.level = level;
+      source.basis = std::move(basis);
+    };
+    if (!d.uuid.empty()) add(Rule::uuid, d.uuid, Level::exact_device, "device " + d.uuid);
+    if (!d.name.empty()) add(Rule::name, d.name, Level::exact_device, "device name " + d.name);
     if (d.cc_major > 0)
-      sources.push_back({{Rule::compute_capability, "", d.cc_major, d.cc_minor},
-                         Level::same_compute_capability,
-                         "compute capability " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)});
+      add(Rule::compute_capability, "", Level::same_compute_capability,
+          "compute capability " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor), d.cc_major, d.cc_minor);
     for (const auto& source : sources)
       if (auto m = nearest_size_match(q, source)) return m;
     if (auto m = family_default_match(q)) return m;
