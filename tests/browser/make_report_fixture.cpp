@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(2026);
   std::normal_distribution<double> noise(0, 0.25);
   const std::vector<std::string> statuses{"compile_error", "load_error", "wrong_result", "runtime_fault", "timeout"};
-  for (const std::string family : {std::string("scan"), evil}) {
+  for (const std::string& family : {std::string("scan"), evil}) {
     const auto tmpl = store.upsert_template(family, "fixture-" + std::to_string(family.size()), "// fixture source");
     const auto run = store.begin_run({0, family, device, tmpl, "brute_force", 7, "max_evals=5000", "tune --kernel " + family,
                                       "cutune fixture", "", "", ""});
