@@ -303,11 +303,15 @@ __device__ __forceinline__ void ladder_add(double (&acc)[JT], double2 start1, do
 }
 #endif
 
+__device__ __forceinline__ void clear_sums(double (&acc)[JT]) {
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
+}
+
 // Adds d^a[jj] for this lane's k in [begin, end) to acc[jj].
 __device__ __forceinline__ void add_terms(const double* xs, double xi, int begin, int end, int lane_in_group,
                                           const Exponents& e, double (&acc)[JT]) {
-#pragma unroll
-  for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
+  clear_sums(acc);
 #if CUTUNE_TERM == 2
   if (e.even) {
 #pragma unroll 1
@@ -462,8 +466,7 @@ powersum_line(const double* __restrict__ x, const double* __restrict__ alpha, in
   const int j0 = line0 + offset;
   // One sum at a time (k <= i, then k > i), so only JT accumulators are live.
   double acc[JT];
-#pragma unroll
-  for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
+  clear_sums(acc);
   for (int c0 = 0; c0 < w; c0 += LINE_CHUNK) {
     const int c1 = min(c0 + LINE_CHUNK, w);
     __syncthreads();  // every warp is done with the previous chunk
@@ -490,8 +493,7 @@ powersum_line(const double* __restrict__ x, const double* __restrict__ alpha, in
     line_add_terms(my_starts, ratios, c0, c0, min(c1, i + 1), lane, e, acc);
     if (c0 <= i && i < c1) {  // the minus sums are complete
       write_group_sums(acc, true, lane, e, j0, w, i, combine, minus);
-#pragma unroll
-      for (int jj = 0; jj < JT; ++jj) acc[jj] = 0;
+      clear_sums(acc);
     }
     line_add_terms(my_starts, ratios, c0, max(c0, i + 1), c1, lane, e, acc);
   }

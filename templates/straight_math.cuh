@@ -67,6 +67,15 @@ STRAIGHT_FN double straight_divide(double b, double c) {
   return b * y;
 }
 
+// c[0] + c[1] x + ... + c[N-1] x^(N-1) by Horner's rule. With the coefficients a local constant
+// array, the loop unrolls and they become immediates.
+template <int N>
+STRAIGHT_FN double straight_polynomial(double x, const double (&c)[N]) {
+  double p = c[N - 1];
+  for (int n = N - 2; n >= 0; --n) p = fma(p, x, c[n]);
+  return p;
+}
+
 // ln d = k ln 2 + ln m with d = 2^k m, m in [sqrt(1/2), sqrt(2)). With f = m - 1 (exact) and
 // s = f / (2 + f), ln m = 2 atanh s = f - f^2/2 + s (f^2/2 + R), R = 2 s^2/3 + 2 s^4/5 + ... (the
 // Taylor series: |s| <= 0.172, and the terms kept reach s^18; the next is below 2^-55 of the
@@ -85,16 +94,8 @@ STRAIGHT_FN double straight_log(double d) {
   const double f = m - 1.0;
   const double s = straight_divide(f, 2.0 + f);
   const double z = s * s;
-  double r = 2.0 / 19;
-  r = fma(r, z, 2.0 / 17);
-  r = fma(r, z, 2.0 / 15);
-  r = fma(r, z, 2.0 / 13);
-  r = fma(r, z, 2.0 / 11);
-  r = fma(r, z, 2.0 / 9);
-  r = fma(r, z, 2.0 / 7);
-  r = fma(r, z, 2.0 / 5);
-  r = fma(r, z, 2.0 / 3);
-  r *= z;
+  const double atanh_series[] = {2.0 / 3, 2.0 / 5, 2.0 / 7, 2.0 / 9, 2.0 / 11, 2.0 / 13, 2.0 / 15, 2.0 / 17, 2.0 / 19};
+  const double r = z * straight_polynomial(z, atanh_series);
   const double half_f2 = 0.5 * f * f;
   const double kd = straight_double(STRAIGHT_MAGIC_BITS + k) - STRAIGHT_MAGIC;  // (double)k without a conversion
   const double small = half_f2 - fma(s, half_f2 + r, kd * STRAIGHT_LN2_LOW);
@@ -115,20 +116,10 @@ STRAIGHT_FN double straight_exp(double z) {
   const int ni = static_cast<int>(straight_bits(shifted));
   double r = fma(-n, STRAIGHT_LN2, clamped);
   r = fma(-n, STRAIGHT_LN2_LOW, r);
-  double p = 1.0 / 6227020800.0;  // 1/13!
-  p = fma(p, r, 1.0 / 479001600.0);
-  p = fma(p, r, 1.0 / 39916800.0);
-  p = fma(p, r, 1.0 / 3628800.0);
-  p = fma(p, r, 1.0 / 362880.0);
-  p = fma(p, r, 1.0 / 40320.0);
-  p = fma(p, r, 1.0 / 5040.0);
-  p = fma(p, r, 1.0 / 720.0);
-  p = fma(p, r, 1.0 / 120.0);
-  p = fma(p, r, 1.0 / 24.0);
-  p = fma(p, r, 1.0 / 6.0);
-  p = fma(p, r, 0.5);
-  p = fma(p, r, 1.0);
-  p = fma(p, r, 1.0);
+  const double taylor[] = {1.0,           1.0,           0.5,           1.0 / 6,         1.0 / 24,
+                           1.0 / 120,     1.0 / 720,     1.0 / 5040,    1.0 / 40320,     1.0 / 362880,
+                           1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800};  // 1/n!, n <= 13
+  const double p = straight_polynomial(r, taylor);
   const int half = ni / 2;
   const double scale1 = straight_double(static_cast<long long>(half + 1023) << 52);
   const double scale2 = straight_double(static_cast<long long>(ni - half + 1023) << 52);
