@@ -34,10 +34,17 @@ std::string PowersumFamily::summary() const {
          "groups, symmetric tiles, or a block per (i, line of exponents) sharing the ladder's starts";
 }
 
-std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t block) {
+std::int64_t PowersumFamily::combine_columns(std::int64_t block, std::int64_t jt) {
+  std::int64_t columns = 1;
+  while (columns < jt && columns < 32) columns *= 2;
+  while (columns > 8 && block * (columns + 1) * 8 > 40 * 1024) columns /= 2;
+  return columns;
+}
+
+std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t jt) {
   if (map == sym) return (2 * kSymTile + 2 * kSymTile * (kSymTile + 1)) * 8;
-  // tile and line: the transpose that adds up each group's sums, kTileCombineColumns + 1 doubles a thread.
-  return map == tile || map == line ? block * (kTileCombineColumns + 1) * 8 : 2 * block * 8;
+  // tile and line: the transpose that adds up each group's sums, a row of combine_columns + 1 doubles a thread.
+  return map == tile || map == line ? block * (combine_columns(block, jt) + 1) * 8 : 2 * block * 8;
 }
 
 std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t stage,
@@ -89,7 +96,7 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory (trees + the largest staged window) <= device opt-in limit per block",
                [max = limits.max_shared_per_block_optin](const ConfigView& c) {
-                 return static_shared_bytes(c["map"], c["block"]) + dynamic_shared_bytes(c["map"], c["block"], c["stage"], kMaxWindow) <=
+                 return static_shared_bytes(c["map"], c["block"], c["jt"]) + dynamic_shared_bytes(c["map"], c["block"], c["stage"], kMaxWindow) <=
                         max;
                });
   return s;

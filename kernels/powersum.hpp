@@ -12,7 +12,6 @@ class PowersumFamily : public Family {
  public:
   enum Map : std::int64_t { pair = 0, exponent = 1, tile = 2, sym = 3, line = 4 };
   static constexpr std::int64_t kSymTile = 32;  // the sym map's tiles of pairs (see the template)
-  static constexpr std::int64_t kTileCombineColumns = 8;  // COMBINE_COLUMNS in the template's tile map
   enum Term : std::int64_t { pow_term = 0, explog_term = 1, ladder_term = 2 };
 
   // Windows are staged whole in shared memory (the study's windows are a few hundred to a few
@@ -41,7 +40,9 @@ class PowersumFamily : public Family {
   // Shared memory one block needs as the template lays it out: the two trees of the tree maps, the tile
   // map's transpose or the sym map's tiles (static), and the staged window or the line map's
   // per-k ladder starts of one chunk (dynamic).
-  static std::int64_t static_shared_bytes(std::int64_t map, std::int64_t block);
+  static std::int64_t static_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t jt);
+  // Accumulators per round of the tile and line maps' transpose (combine_columns() in the template).
+  static std::int64_t combine_columns(std::int64_t block, std::int64_t jt);
   static std::int64_t dynamic_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t stage, std::int64_t window);
   // Distances per chunk of the line map (LINE_CHUNK in the template).
   static constexpr std::int64_t kLineChunk = 256;

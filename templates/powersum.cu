@@ -231,7 +231,10 @@ struct Exponents {
 #endif
 };
 
-// The run of at most `span` exponents starting at j0.
+// The run of at most `span` exponents starting at j0. Every lane of the warp calls it: for the
+// ladder, the lanes check the run's exponents together and vote. (A loop over the run, each test
+// guarding the next load, was a chain of dependent loads: a fifth of a small window's time, the
+// first of them from DRAM.)
 __device__ __forceinline__ Exponents run_of_exponents(const double* __restrict__ alpha, int j0, int exponents, int span) {
   Exponents e;
   e.count = min(span, exponents - j0);
@@ -239,9 +242,12 @@ __device__ __forceinline__ Exponents run_of_exponents(const double* __restrict__
   e.alpha = alpha + j0;
   e.a0 = alpha[j0];
   e.step = e.count > 1 ? (alpha[j0 + e.count - 1] - e.a0) / (e.count - 1) : 0.0;
-  e.even = true;
-  for (int jj = 1; jj < e.count; ++jj)
-    e.even = e.even && fabs(alpha[j0 + jj] - (e.a0 + jj * e.step)) <= LADDER_SLACK * alpha[j0 + jj];
+  bool even = true;
+  for (int jj = threadIdx.x % 32; jj < e.count; jj += 32) {
+    const double a = alpha[j0 + jj];
+    even &= fabs(a - (e.a0 + jj * e.step)) <= LADDER_SLACK * a;
+  }
+  e.even = __all_sync(FULL_MASK, even);
 #else
 #pragma unroll
   for (int jj = 0; jj < JT; ++jj) e.a[jj] = jj < e.count ? alpha[j0 + jj] : 1.0;
@@ -339,12 +345,29 @@ __device__ __forceinline__ void add_terms(const double* xs, double xi, int begin
 // as a row, then the lanes of a group add up the group's rows column by column. Shuffling every
 // accumulator down a butterfly instead costs JT log2(KSPLIT) shuffle pairs and adds per lane, as
 // much as a third of the instructions of a small window; the transpose costs about 3 JT.
-// COMBINE_COLUMNS accumulators go through at a time, so that the buffer stays small (it is per
-// warp, and occupancy is what a small window lacks). A row has one double of padding: rows 9
-// doubles apart put every 16 consecutive rows on distinct bank pairs, for the writes and for the
-// column reads alike.
-#define COMBINE_COLUMNS 8
+// COMBINE_COLUMNS accumulators go through at a time: all JT of them (up to 32) where the buffer
+// stays within 40 KiB of static shared memory, since each round is a chain of shared-memory round
+// trips and a warp barrier. A row has one double of padding: an odd row length puts every 16
+// consecutive rows on distinct bank pairs, for the writes and for the column reads alike.
+// PowersumFamily::combine_columns() mirrors this.
+__host__ __device__ constexpr int combine_columns() {
+  int columns = 1;
+  while (columns < JT && columns < 32) columns *= 2;
+  while (columns > 8 && BLOCK * (columns + 1) * 8 > 40 * 1024) columns /= 2;
+  return columns;
+}
+#define COMBINE_COLUMNS combine_columns()
 #define COMBINE_ROW (COMBINE_COLUMNS + 1)
+
+// rows[0] + rows[stride] + ... + rows[(N-1) stride] as a tree: log2 N dependent adds, not N.
+template <int N>
+__device__ __forceinline__ double tree_sum(const double* rows, int stride) {
+  if constexpr (N == 1) {
+    return rows[0];
+  } else {
+    return tree_sum<N / 2>(rows, stride) + tree_sum<N - N / 2>(rows + N / 2 * stride, stride);
+  }
+}
 
 // Adds acc over the KSPLIT lanes of each group and writes the group's existing sums.
 __device__ __forceinline__ void write_group_sums(double (&acc)[JT], bool active, int lane_in_group, const Exponents& e,
@@ -369,9 +392,7 @@ __device__ __forceinline__ void write_group_sums(double (&acc)[JT], bool active,
     // With KSPLIT >= COMBINE_COLUMNS every lane takes exactly one column, so the shuffles below
     // run converged.
     for (int c = lane_in_group % COMBINE_COLUMNS; c < COMBINE_COLUMNS; c += KSPLIT) {
-      double s = 0;
-#pragma unroll
-      for (int r = 0; r < rows_per_lane; ++r) s += first_row[r * COMBINE_ROW + c];
+      double s = tree_sum<rows_per_lane>(first_row + c, COMBINE_ROW);
 #pragma unroll
       for (int offset = COMBINE_COLUMNS; offset < KSPLIT; offset *= 2) s += __shfl_xor_sync(FULL_MASK, s, offset);
       if (active && lane_in_group < COMBINE_COLUMNS && c0 + c < e.count) sums[(long long)(j0 + c0 + c) * w + i] = s;
@@ -388,11 +409,11 @@ powersum_tile(const double* __restrict__ x, const double* __restrict__ alpha, in
   const double* xs = window(x, w);
   const int i = blockIdx.x * (BLOCK / KSPLIT) + threadIdx.x / KSPLIT;
   const int lane_in_group = threadIdx.x % KSPLIT;
-  const int j0 = blockIdx.y * JT;
-  const Exponents e = run_of_exponents(alpha, j0, exponents, JT);
   // Lanes past the window still take part in combining the sums, with nothing to add.
   const bool active = i < w;
   const double xi = active ? xs[i] : 0.0;
+  const int j0 = blockIdx.y * JT;
+  const Exponents e = run_of_exponents(alpha, j0, exponents, JT);
   // One sum at a time (k <= i, then k > i), so only JT accumulators are live.
   double acc[JT];
   add_terms(xs, xi, 0, active ? i + 1 : 0, lane_in_group, e, acc);
@@ -455,8 +476,8 @@ powersum_line(const double* __restrict__ x, const double* __restrict__ alpha, in
   double* starts = ratios + LINE_CHUNK;  // [LINE_WARPS][LINE_CHUNK]
   const int i = blockIdx.x;
   const int line0 = blockIdx.y * (LINE_WARPS * JT);
-  const Exponents line = run_of_exponents(alpha, line0, exponents, LINE_WARPS * JT);
   const double xi = x[i];
+  const Exponents line = run_of_exponents(alpha, line0, exponents, LINE_WARPS * JT);
   const int lane = threadIdx.x % 32;
   const int group = threadIdx.x / 32;
   const int offset = group * JT;

@@ -2,6 +2,8 @@
 // and a ragged one), and a planted wrong variant rejected.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "family_checks.hpp"
 #include "powersum.hpp"
 
@@ -22,6 +24,18 @@ TEST(GpuPowersum, EveryConfigOfTheSpaceVerifies) {
   const auto rows = tune(registered_powersum(), store, quick_session(problems));
   EXPECT_EQ(rows.size(), registered_powersum().space(device().limits()).enumerate().size() * problems.size());
   expect_all_verified(rows);
+  // The host's account of the transpose buffer (which the space's shared-memory constraint uses)
+  // is what the compiled kernels declare.
+  for (const auto& r : rows) {
+    const auto config = nlohmann::json::parse(r.config_json);
+    const std::string map = config["map"];
+    if (map != "tile" && map != "line") continue;
+    const auto launch = nlohmann::json::parse(r.launch_json).at(0);
+    EXPECT_EQ(launch["static_shared_bytes"].get<std::int64_t>(),
+              PowersumFamily::static_shared_bytes(map == "tile" ? PowersumFamily::tile : PowersumFamily::line,
+                                                  config["block"], config["jt"]))
+        << r.config;
+  }
 }
 
 TEST(GpuPowersum, PlantedWrongVariantIsRejected) {

@@ -109,9 +109,10 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
   for_each_config_on_both_devices(family, [](const DeviceLimits& limits, const ConfigView& c) {
     EXPECT_LE(c["block"], limits.max_threads_per_block);
     EXPECT_LE(2 * c["fold"], c["block"]);
-    EXPECT_LE(PowersumFamily::static_shared_bytes(c["map"], c["block"]) +
+    EXPECT_LE(PowersumFamily::static_shared_bytes(c["map"], c["block"], c["jt"]) +
                   PowersumFamily::dynamic_shared_bytes(c["map"], c["block"], c["stage"], PowersumFamily::kMaxWindow),
               limits.max_shared_per_block_optin);
+    EXPECT_LE(PowersumFamily::static_shared_bytes(c["map"], c["block"], c["jt"]), 48 * 1024);  // static: no opt-in
     if (c["map"] < PowersumFamily::tile) {
       EXPECT_EQ(c["ksplit"] * c["jt"], 1);
     }
