@@ -45,7 +45,7 @@ class PowersumFamily : public Family {
   static std::int64_t combine_columns(std::int64_t block, std::int64_t jt);
   static std::int64_t dynamic_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t stage, std::int64_t window);
   // Distances per chunk of the line map (LINE_CHUNK in the template).
-  static constexpr std::int64_t kLineChunk = 256;
+  static constexpr std::int64_t kLineChunk = 512;
   // |minus - expected| <= rtol |expected| + atol, from the error analysis in powersum.cpp.
   struct Tolerance {
     double rtol, atol;

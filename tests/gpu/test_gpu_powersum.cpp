@@ -18,8 +18,10 @@ TEST(GpuPowersum, EveryConfigOfTheSpaceVerifies) {
   TempDb t;
   db::Store store(t.path);
   // 77 points and 9 exponents: no block, lane group or exponent tile divides them. Grid
-  // exponents take the ladder's multiplies; random ones its explog fallback.
-  const std::vector<Problem> problems{PowersumFamily::make_problem(77, 9), PowersumFamily::make_problem(500, 80),
+  // exponents take the ladder's multiplies; random ones its explog fallback. 600 points and 80
+  // exponents: the line map's window in two chunks, the second partial.
+  static_assert(PowersumFamily::kLineChunk < 600 && 600 < 2 * PowersumFamily::kLineChunk);
+  const std::vector<Problem> problems{PowersumFamily::make_problem(77, 9), PowersumFamily::make_problem(600, 80),
                                       PowersumFamily::make_problem(77, 9, PowersumFamily::Alphas::random)};
   const auto rows = tune(registered_powersum(), store, quick_session(problems));
   EXPECT_EQ(rows.size(), registered_powersum().space(device().limits()).enumerate().size() * problems.size());

@@ -224,5 +224,5 @@ TEST(PowersumVerify, LadderArithmeticIsWithinTheTolerance) {
 // The template's chunk and the family's shared-memory count of it are one number in two files.
 TEST(PowersumSpace, LineChunkMatchesTheTemplate) {
   const std::string source(template_source("powersum.cu"));
-  EXPECT_NE(source.find("#define LINE_CHUNK " + std::to_string(PowersumFamily::kLineChunk) + " "), std::string::npos);
+  EXPECT_NE(source.find("#define LINE_CHUNK " + std::to_string(PowersumFamily::kLineChunk) + "\n"), std::string::npos);
 }
