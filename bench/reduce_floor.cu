@@ -11,6 +11,7 @@
 // The probe kernel is a one-pass sum (1024 threads, 16 floats each as float4, a shuffle tree, one
 // atomicAdd a block): the shape of the family's best configs at 2^20. It is not verified; it
 // only needs to do the same memory work.
+#include <cooperative_groups.h>
 #include <cub/device/device_reduce.cuh>
 
 #include <algorithm>
@@ -56,6 +57,46 @@ __global__ void __launch_bounds__(kBlock) atomic_sum(const float4* __restrict__ 
     s = warp_sums[threadIdx.x];
     for (int offset = 16; offset > 0; offset /= 2) s += __shfl_xor_sync(0xffffffffu, s, offset);
     if (threadIdx.x == 0) atomicAdd(out, s);
+  }
+}
+
+// One thread block cluster reads the whole array: no output to initialise and no atomics, since
+// the blocks add their partial sums in the first block's shared memory (distributed shared
+// memory) behind a cluster barrier. It trades SMs (a cluster holds at most 16 blocks) for the
+// initialisation.
+template <int kClusterBlocks>
+__global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kBlock)
+    cluster_sum(const float4* __restrict__ in, float* out) {
+  constexpr int kVectors = kElements / 4;
+  constexpr int kPerThread = kVectors / kClusterBlocks / kBlock;
+  constexpr int kBatch = 8;  // loads in flight a thread
+  static_assert(kPerThread % kBatch == 0, "whole batches");
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const float4* mine = in + (long long)cluster.block_rank() * kPerThread * kBlock + threadIdx.x;
+  float s = 0;
+  for (int b = 0; b < kPerThread; b += kBatch) {
+    float4 v[kBatch];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) v[q] = mine[(b + q) * kBlock];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) s += (v[q].x + v[q].y) + (v[q].z + v[q].w);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) s += __shfl_xor_sync(0xffffffffu, s, offset);
+  __shared__ float warp_sums[kBlock / 32];
+  __shared__ float block_sums[kClusterBlocks];
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = s;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    s = warp_sums[threadIdx.x];
+    for (int offset = 16; offset > 0; offset /= 2) s += __shfl_xor_sync(0xffffffffu, s, offset);
+    if (threadIdx.x == 0) *cluster.map_shared_rank(&block_sums[cluster.block_rank()], 0) = s;
+  }
+  cluster.sync();
+  if (cluster.block_rank() == 0 && threadIdx.x == 0) {
+    float total = 0;
+    for (int b = 0; b < kClusterBlocks; ++b) total += block_sums[b];
+    *out = total;
   }
 }
 
@@ -138,13 +179,20 @@ int main() {
     const char* what;
     std::function<void()> op;
   };
+  CHECK(cudaFuncSetAttribute(cluster_sum<16>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   const std::vector<Row> rows{
       {"empty kernel", [] { empty_kernel<<<1, 32>>>(); }},
       {"memset of the 4-byte output", memset_output},
       {"one-pass sum kernel alone", kernel},
       {"memset + one-pass sum kernel", [&] { memset_output(); kernel(); }},
+      {"one cluster of 8 blocks, no initialisation", [&] { cluster_sum<8><<<8, kBlock>>>(reinterpret_cast<const float4*>(in), out); }},
+      {"one cluster of 16 blocks, no initialisation", [&] { cluster_sum<16><<<16, kBlock>>>(reinterpret_cast<const float4*>(in), out); }},
       {"cub::DeviceReduce::Sum", [&] { CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, out, kElements)); }},
   };
+  cluster_sum<16><<<16, kBlock>>>(reinterpret_cast<const float4*>(in), out);
+  float check = 0;
+  CHECK(cudaMemcpy(&check, out, sizeof check, cudaMemcpyDeviceToHost));
+  std::printf("# the cluster sum of 2^20 ones: %.1f\n", check);
   std::printf("| operation | after a write flush (the bench's) | after a read flush (clean L2) |\n|---|---|---|\n");
   for (const auto& row : rows)
     std::printf("| %s | %.2f | %.2f |\n", row.what, median_us([&] { flush.write(); }, row.op),
