@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "compile.hpp"
+#include "l2_flush.hpp"
 
 namespace cutune::bench {
 
@@ -41,15 +42,19 @@ class Event {
 };
 
 Measurement time_on(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, const MeasureOptions& options,
-                    std::size_t l2_bytes) {
+                    std::size_t l2_bytes, BenchSession::L2Flush flush_kind) {
   const DeviceBytes flush(std::max<std::size_t>(2 * l2_bytes, 16 << 20));
   const Event start, stop;
   for (int i = 0; i < options.warmup_runs; ++i) launch(stream);
   CUTUNE_CUDART(cudaStreamSynchronize(stream));
   std::vector<double> samples;
   while (!enough_samples(samples, options)) {
-    if (options.flush_l2)
+    if (options.flush_l2 && flush_kind == BenchSession::L2Flush::read) {
+      read_through(flush.get(), flush.bytes(), stream);
+      CUTUNE_CUDART(cudaGetLastError());
+    } else if (options.flush_l2) {
       CUTUNE_CUDART(cudaMemsetAsync(flush.get(), static_cast<int>(samples.size() & 0xff), flush.bytes(), stream));
+    }
     CUTUNE_CUDART(cudaEventRecord(start.get(), stream));
     launch(stream);
     CUTUNE_CUDART(cudaEventRecord(stop.get(), stream));
@@ -195,8 +200,8 @@ Outcome BenchSession::run_config(const Family& family, const Problem& problem, c
   return evaluator.evaluate(space, config, compiled);
 }
 
-Measurement BenchSession::time(const std::function<void(cudaStream_t)>& launch) const {
-  return time_on(launch, stream_, options_, static_cast<std::size_t>(device_.limits().l2_bytes));
+Measurement BenchSession::time(const std::function<void(cudaStream_t)>& launch, L2Flush flush) const {
+  return time_on(launch, stream_, options_, static_cast<std::size_t>(device_.limits().l2_bytes), flush);
 }
 
 Measurement BenchSession::time_copy_moving(double bytes) const {

@@ -99,8 +99,10 @@ class BenchSession {
   // which also verifies it.
   Outcome run_config(const Family& family, const Problem& problem, const std::string& config_key);
 
-  // Median time of `launch`, enqueued on the session's stream.
-  Measurement time(const std::function<void(cudaStream_t)>& launch) const;
+  // Median time of `launch`, enqueued on the session's stream. The L2 flush before each sample is
+  // the tuner's (a memset of 2x L2, leaving dirty lines) unless a probe asks for a clean one.
+  enum class L2Flush { write, read };
+  Measurement time(const std::function<void(cudaStream_t)>& launch, L2Flush flush = L2Flush::write) const;
   // A device-to-device copy whose reads and writes together move `bytes`.
   Measurement time_copy_moving(double bytes) const;
 

@@ -38,7 +38,7 @@ class PowersumFamily : public Family {
   enum class Alphas { grid, random };
   static Problem make_problem(std::int64_t window, std::int64_t exponents = kDefaultExponents, Alphas alphas = Alphas::grid);
   // Shared memory one block needs as the template lays it out: the two trees of the tree maps, the tile
-  // map's transpose or the sym map's tiles (static), and the staged window or the line map's
+  // and line maps' transpose or the sym map's tiles (static), and the staged window or the line map's
   // per-k ladder starts of one chunk (dynamic).
   static std::int64_t static_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t jt);
   // Accumulators per round of the tile and line maps' transpose (combine_columns() in the template).
