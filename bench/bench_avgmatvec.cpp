@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
                  "cutune/pipeline speed |\n";
     std::cout << "|---|---|---|---|---|---|---|---|\n";
     for (const Problem& problem : family.problems({})) {
-      const auto n = problem.fields["n"].get<int>(), m = problem.fields["m"].get<int>(), l = problem.fields["l"].get<int>();
+      const auto n = static_cast<int>(problem.integer("n")), m = static_cast<int>(problem.integer("m")),
+                 l = static_cast<int>(problem.integer("l"));
       const auto ours = bench.measure_best(family, problem);
       if (!ours) {
         std::cout << fmt::format("| {} | not tuned (run tune --kernel avgmatvec) | | | | | | |\n", n);

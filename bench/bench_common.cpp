@@ -67,19 +67,6 @@ Measurement time_on(const std::function<void(cudaStream_t)>& launch, cudaStream_
   return summarize(samples);
 }
 
-// A problem key without its n=… item: what must match for a config to carry over between sizes.
-std::string key_without_n(const std::string& key) {
-  std::string rest;
-  std::size_t start = 0;
-  while (start <= key.size()) {
-    const std::size_t end = std::min(key.find(',', start), key.size());
-    const std::string item = key.substr(start, end - start);
-    if (item.rfind("n=", 0) != 0) rest += (rest.empty() ? "" : ",") + item;
-    start = end + 1;
-  }
-  return rest;
-}
-
 struct StoredBest {
   std::string config, tuned_on;
 };
@@ -89,7 +76,7 @@ std::optional<StoredBest> best_stored_config(db::Store& store, const Family& fam
                                              const Problem& problem) {
   const auto rows = store.best(family.name(), device_uuid);
   const auto distance = [&](std::int64_t size) {
-    return std::fabs(std::log(static_cast<double>(size)) - std::log(static_cast<double>(problem.size)));
+    return std::fabs(std::log(static_cast<double>(size)) - std::log(static_cast<double>(problem.size())));
   };
   // The nearest size among the rows that `accept`s.
   const auto nearest = [&](auto accept) {
@@ -105,10 +92,11 @@ std::optional<StoredBest> best_stored_config(db::Store& store, const Family& fam
     return best;
   };
   for (const auto& row : rows)
-    if (row.problem_key == problem.key) return StoredBest{row.config, row.problem_key};
-  if (auto same_kind = nearest([&](const auto& row) { return key_without_n(row.problem_key) == key_without_n(problem.key); }))
+    if (row.problem_key == problem.key()) return StoredBest{row.config, row.problem_key};
+  // A config carries over between sizes of the same kind of problem: the same match key.
+  if (auto same_kind = nearest([&](const auto& row) { return row.match_key == problem.match_key(); }))
     return same_kind;
-  return nearest([&](const auto& row) { return row.dtype == problem.dtype; });
+  return nearest([&](const auto& row) { return row.dtype == problem.dtype(); });
 }
 
 }  // namespace
@@ -184,7 +172,7 @@ std::optional<BenchSession::Tuned> BenchSession::measure_best(const Family& fami
   if (!stored) return std::nullopt;
   const Outcome outcome = run_config(family, problem, stored->config);
   if (outcome.status != Status::ok) throw Error(stored->config + " failed in the bench: " + outcome.error);
-  const std::string label = stored->config + (stored->tuned_on == problem.key ? "" : " (tuned on " + stored->tuned_on + ")");
+  const std::string label = stored->config + (stored->tuned_on == problem.key() ? "" : " (tuned on " + stored->tuned_on + ")");
   return Tuned{stored->config, label, outcome.measurement->median_ms};
 }
 

@@ -22,12 +22,12 @@ int main(int argc, char** argv) {
     for (const Problem& problem : copy.problems({})) {
       const auto ours = bench.measure_best(copy, problem);
       if (!ours) {
-        std::cout << fmt::format("| `{}` | not tuned (run tune --kernel copy) | | | | | |\n", problem.key);
+        std::cout << fmt::format("| `{}` | not tuned (run tune --kernel copy) | | | | | |\n", problem.key());
         continue;
       }
       const double bytes = copy.work(problem).bytes;
       const Measurement memcpy = bench.time_copy_moving(bytes);
-      std::cout << fmt::format("| `{}` | `{}` | {:.4f} | {:.4f} | {:.0f} | {:.0f} | {:.2f} |\n", problem.key, ours->label,
+      std::cout << fmt::format("| `{}` | `{}` | {:.4f} | {:.4f} | {:.0f} | {:.0f} | {:.2f} |\n", problem.key(), ours->label,
                                ours->median_ms, memcpy.median_ms, bytes / ours->median_ms / 1e6,
                                bytes / memcpy.median_ms / 1e6, memcpy.median_ms / ours->median_ms);
     }

@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
     std::cout << "| m x n x k | best stored config | cutune ms | cuBLAS ms | cutune TFLOP/s | cuBLAS TFLOP/s | cutune/cuBLAS speed |\n";
     std::cout << "|---|---|---|---|---|---|---|\n";
     for (const Problem& problem : matmul.problems({})) {
-      const auto m = problem.fields["m"].get<int>(), n = problem.fields["n"].get<int>(), k = problem.fields["k"].get<int>();
+      const auto m = static_cast<int>(problem.integer("m")), n = static_cast<int>(problem.integer("n")),
+                 k = static_cast<int>(problem.integer("k"));
       const auto ours = bench.measure_best(matmul, problem);
       if (!ours) {
         std::cout << fmt::format("| {} x {} x {} | not tuned (run tune --kernel matmul) | | | | | |\n", m, n, k);

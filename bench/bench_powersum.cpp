@@ -21,8 +21,7 @@ int main(int argc, char** argv) {
     std::cout << "| w, A, exponents | best stored config | cutune ms | study layout (best fold, staging) | study ms | speedup |\n";
     std::cout << "|---|---|---|---|---|---|\n";
     for (const Problem& problem : family.problems({})) {
-      const std::string what = fmt::format("{}, {}, {}", problem.fields["w"].get<int>(), problem.fields["a"].get<int>(),
-                                           problem.fields["alphas"].get<std::string>());
+      const std::string what = fmt::format("{}, {}, {}", problem.integer("w"), problem.integer("a"), problem.text("alphas"));
       const auto ours = bench.measure_best(family, problem);
       if (!ours) {
         std::cout << fmt::format("| {} | not tuned (run tune --kernel powersum) | | | | |\n", what);

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
         const HostBuffers inputs = bench::bench_inputs(reduce, problem);
         const bench::DeviceBytes in(inputs.at("in"));
         const bench::DeviceBytes out(type == "float64" ? 8 : 4);
-        bench::CubReduce cub(in.get(), out.get(), problem.size, type == "float64", cub_op(op));
+        bench::CubReduce cub(in.get(), out.get(), problem.size(), type == "float64", cub_op(op));
         const Measurement cub_time = bench.time([&](cudaStream_t s) { CUTUNE_CUDART(cub.run(s)); });
         const Verdict cub_ok = bench::check_baseline(reduce, problem, inputs, "out", out.get(), out.bytes());
         if (!cub_ok.ok) throw Error("CUB's reduction disagrees with the reference: " + cub_ok.message);

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
         const Problem problem = ResampleFamily::make_problem(kSeries, kDay, window, op);
         const auto ours = bench.measure_best(resample, problem);
         if (!ours) {
-          std::cout << fmt::format("| `{}` | not tuned (run tune --kernel resample) | | | | | | | | |\n", problem.key);
+          std::cout << fmt::format("| `{}` | not tuned (run tune --kernel resample) | | | | | | | | |\n", problem.key());
           continue;
         }
         const HostBuffers inputs = bench::bench_inputs(resample, problem);
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
         const double bytes = resample.work(problem).bytes;
         const Measurement copy = bench.time_copy_moving(bytes);
         std::cout << fmt::format("| `{}` | `{}` | {:.4f} | {:.4f} | {:.4f} | {:.2f}x | {:.0f} | {:.0f} | {:.2f} | {:.2f} |\n",
-                                 problem.key, ours->label, ours->median_ms, cub_time.median_ms, copy.median_ms,
+                                 problem.key(), ours->label, ours->median_ms, cub_time.median_ms, copy.median_ms,
                                  cub_time.median_ms / ours->median_ms, bytes / ours->median_ms / 1e6,
                                  bytes / cub_time.median_ms / 1e6, copy.median_ms / ours->median_ms,
                                  copy.median_ms / cub_time.median_ms);

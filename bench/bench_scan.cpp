@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
       const Verdict cub_ok = bench::check_baseline(scan, problem, inputs, "tooffsets", out.get(), out.bytes());
       if (!cub_ok.ok) throw Error("CUB's scan disagrees with the reference: " + cub_ok.message);
 
-      bench.store().add_baseline({bench.store().upsert_device(bench.device().fingerprint()), "scan", problem.key,
+      bench.store().add_baseline({bench.store().upsert_device(bench.device().fingerprint()), "scan", problem.key(),
                                   "cub::DeviceScan::InclusiveSum", cub_time.median_ms, ours->median_ms, ours->config, "",
                                   bench::bench_git_commit()});
       const double bytes = scan.work(problem).bytes;

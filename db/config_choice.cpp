@@ -21,7 +21,7 @@ std::string with_devices(const char* head, const char* tail) {
 const std::string& sizes_sql() {
   static const std::string sql = with_devices(R"sql(
     SELECT DISTINCT p.size FROM problems p
-    WHERE p.family = ?1 AND p.dtype = ?2 AND p.size > 0 AND EXISTS (
+    WHERE p.family = ?1 AND p.match_key = ?2 AND p.size > 0 AND EXISTS (
       SELECT 1 FROM results r WHERE r.problem_id = p.id AND r.status = 'ok' AND r.time_ms_median > 0
         AND r.device_id IN )sql",
                                               ")");
@@ -32,7 +32,7 @@ const std::string& candidates_sql() {
   static const std::string sql = with_devices(R"sql(
     SELECT r.id, r.device_id, r.problem_id, p.size, r.config, r.time_ms_median
     FROM problems p JOIN results r ON r.problem_id = p.id
-    WHERE p.family = ?1 AND p.dtype = ?2 AND p.size > 0 AND (?7 = 0 OR p.size = ?7)
+    WHERE p.family = ?1 AND p.match_key = ?2 AND p.size > 0 AND (?7 = 0 OR p.size = ?7)
       AND r.status = 'ok' AND r.time_ms_median > 0 AND r.device_id IN )sql",
                                               "");
   return sql;
@@ -43,32 +43,32 @@ const std::string& config_candidates_sql() {
   static const std::string sql = with_devices(R"sql(
     SELECT r.id, r.device_id, r.problem_id, p.size, r.config, r.time_ms_median
     FROM results r JOIN problems p ON p.id = r.problem_id
-    WHERE r.config = ?8 AND r.status = 'ok' AND r.time_ms_median > 0 AND p.family = ?1 AND p.dtype = ?2
+    WHERE r.config = ?8 AND r.status = 'ok' AND r.time_ms_median > 0 AND p.family = ?1 AND p.match_key = ?2
       AND p.size > 0 AND (?7 = 0 OR p.size = ?7) AND r.device_id IN )sql",
                                               "");
   return sql;
 }
 
-void bind_selection(sql::Statement& s, const std::string& family, const std::string& dtype, const DeviceSet& devices) {
-  s.bind(1, family).bind(2, dtype).bind(3, static_cast<int>(devices.rule)).bind(4, devices.text)
+void bind_selection(sql::Statement& s, const std::string& family, const std::string& match_key, const DeviceSet& devices) {
+  s.bind(1, family).bind(2, match_key).bind(3, static_cast<int>(devices.rule)).bind(4, devices.text)
       .bind(5, devices.cc_major).bind(6, devices.cc_minor);
 }
 
 }  // namespace
 
-std::vector<std::int64_t> stored_sizes(sql::Database& db, const std::string& family, const std::string& dtype,
+std::vector<std::int64_t> stored_sizes(sql::Database& db, const std::string& family, const std::string& match_key,
                                        const DeviceSet& devices) {
   auto s = db.prepare(sizes_sql());
-  bind_selection(s, family, dtype, devices);
+  bind_selection(s, family, match_key, devices);
   std::vector<std::int64_t> sizes;
   while (s.step()) sizes.push_back(s.column_int(0));
   return sizes;
 }
 
-Candidates candidates(sql::Database& db, const std::string& family, const std::string& dtype, const DeviceSet& devices,
-                      std::int64_t size, const std::string& config) {
+Candidates candidates(sql::Database& db, const std::string& family, const std::string& match_key,
+                      const DeviceSet& devices, std::int64_t size, const std::string& config) {
   auto s = db.prepare(config.empty() ? candidates_sql() : config_candidates_sql());
-  bind_selection(s, family, dtype, devices);
+  bind_selection(s, family, match_key, devices);
   s.bind(7, size);
   if (!config.empty()) s.bind(8, config);
   Candidates c;
@@ -120,12 +120,12 @@ Choice choose_config(const Candidates& candidates) {
 }
 
 std::optional<std::string> precomputed_family_default(sql::Database& db, const std::string& family,
-                                                      const std::string& dtype) {
+                                                      const std::string& match_key) {
   auto s = db.prepare(R"sql(
     SELECT (SELECT value FROM meta WHERE key = 'results_version') =
              (SELECT value FROM meta WHERE key = 'family_defaults_version'),
-           (SELECT config FROM family_defaults WHERE family = ?1 AND dtype = ?2))sql");
-  s.bind(1, family).bind(2, dtype);
+           (SELECT config FROM family_defaults WHERE family = ?1 AND match_key = ?2))sql");
+  s.bind(1, family).bind(2, match_key);
   s.step();
   if (s.column_int(0) == 0) return std::nullopt;
   return s.column_text(1);  // "" when NULL: fresh, and nothing of this type succeeded
@@ -136,16 +136,16 @@ void refresh_family_defaults(sql::Database& db) {
   db.exec("DELETE FROM family_defaults");
   std::vector<std::pair<std::string, std::string>> kinds;
   auto s = db.prepare(R"sql(
-    SELECT DISTINCT p.family, p.dtype FROM problems p WHERE p.size > 0 AND EXISTS (
+    SELECT DISTINCT p.family, p.match_key FROM problems p WHERE p.size > 0 AND EXISTS (
       SELECT 1 FROM results r WHERE r.problem_id = p.id AND r.status = 'ok' AND r.time_ms_median > 0))sql");
   while (s.step()) kinds.emplace_back(s.column_text(0), s.column_text(1));
   auto insert = db.prepare(
-      "INSERT INTO family_defaults (family, dtype, config, pairs, geomean_ratio) VALUES (?1, ?2, ?3, ?4, ?5)");
-  for (const auto& [family, dtype] : kinds) {
-    const Candidates all = candidates(db, family, dtype, DeviceSet{});
+      "INSERT INTO family_defaults (family, match_key, config, pairs, geomean_ratio) VALUES (?1, ?2, ?3, ?4, ?5)");
+  for (const auto& [family, match_key] : kinds) {
+    const Candidates all = candidates(db, family, match_key, DeviceSet{});
     if (all.rows.empty()) continue;
     const Choice choice = choose_config(all);
-    insert.bind(1, family).bind(2, dtype).bind(3, all.configs[choice.config])
+    insert.bind(1, family).bind(2, match_key).bind(3, all.configs[choice.config])
         .bind(4, static_cast<std::int64_t>(choice.pairs)).bind(5, choice.geomean_ratio);
     insert.run();
   }

@@ -33,14 +33,18 @@ struct Candidates {
   std::vector<Candidate> rows;
 };
 
-// Positive sizes of the family's problems of this type with a successful result on the devices.
-std::vector<std::int64_t> stored_sizes(sql::Database& db, const std::string& family, const std::string& dtype,
+// Choices are made among problems of one family with one match key (problem_identity.hpp): the
+// fields a lookup must match exactly, "op=sum,type=float32". Problems that differ only in their
+// extents (sizes) share it.
+
+// Positive sizes of the family's problems with this match key and a successful result on the devices.
+std::vector<std::int64_t> stored_sizes(sql::Database& db, const std::string& family, const std::string& match_key,
                                        const DeviceSet& devices);
 
-// The successful results of the family and type on the devices; of one size unless size is 0;
-// of one config unless config is empty.
-Candidates candidates(sql::Database& db, const std::string& family, const std::string& dtype, const DeviceSet& devices,
-                      std::int64_t size = 0, const std::string& config = {});
+// The successful results of the family and match key on the devices; of one size unless size is
+// 0; of one config unless config is empty.
+Candidates candidates(sql::Database& db, const std::string& family, const std::string& match_key,
+                      const DeviceSet& devices, std::int64_t size = 0, const std::string& config = {});
 
 struct Choice {
   std::size_t config = 0;    // index into Candidates::configs
@@ -58,12 +62,12 @@ struct Choice {
 // single pair this is simply the fastest config. `candidates` must not be empty.
 Choice choose_config(const Candidates& candidates);
 
-// The family's default for a type across every stored device and size (the choice above), as
+// The family's default for a match key across every stored device and size (the choice above), as
 // precomputed by refresh_family_defaults. nullopt when the precomputed table is stale (results
 // changed since), so the caller scores the results itself; an empty string when it is fresh and
-// the type has no successful result.
+// the match key has no successful result.
 std::optional<std::string> precomputed_family_default(sql::Database& db, const std::string& family,
-                                                      const std::string& dtype);
+                                                      const std::string& match_key);
 
 // Recomputes every family default, in one transaction. The writer calls it after a tuning run or
 // an import; a trigger on results marks the table stale whenever a result changes.

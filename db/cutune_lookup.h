@@ -4,7 +4,10 @@
  *
  *   cutune_db* db;
  *   if (cutune_db_open("cutune.db", &db) != CUTUNE_OK) fprintf(stderr, "%s\n", cutune_last_error());
- *   cutune_query q = {"scan", uuid, name, 9, 0, n, "int32"};
+ *   cutune_field op = {"op", "sum"};
+ *   cutune_query q = CUTUNE_QUERY_INIT;
+ *   q.family = "reduce"; q.device_uuid = uuid; q.cc_major = 9; q.size = n; q.dtype = "float32";
+ *   q.fields = &op; q.field_count = 1;
  *   cutune_match* m;
  *   if (cutune_find(db, &q, &m) == CUTUNE_OK) { int64_t block; cutune_match_integer(m, "block", &block); … }
  *   cutune_match_free(m);
@@ -12,6 +15,10 @@
  *
  * Strings returned by the accessors live as long as the handle they come from. Every function is
  * safe to call from several threads on the same cutune_db.
+ *
+ * Versioning: every struct passed by pointer starts with struct_size, which the caller sets to the
+ * sizeof it was compiled with (the *_INIT macros do). A later library that grows a struct reads or
+ * writes only that many bytes, so programs built against this header keep working.
  */
 #ifndef CUTUNE_LOOKUP_H
 #define CUTUNE_LOOKUP_H
@@ -43,20 +50,39 @@ enum {
   CUTUNE_LEVEL_BUILTIN_DEFAULT = 4
 };
 
+/* This header's layout of the structs below; cutune_lookup_abi_version() says the library's. */
+#define CUTUNE_LOOKUP_ABI_VERSION 1
+
+/* One problem field by name, as text: {"op", "sum"}, {"window", "60"}. */
 typedef struct {
+  const char* name;
+  const char* value;
+} cutune_field;
+
+/* The problem: its size (the product of the family's extents; 0 to compute it from extents given
+ * as fields), its element type, and the family's other fields. Fields left out take their
+ * declared defaults; a lookup never answers from a problem whose fields differ (a sum's query
+ * never gets a min's config). See cutune::lookup::ProblemDescriptor. */
+typedef struct {
+  size_t struct_size;      /* sizeof(cutune_query): start from CUTUNE_QUERY_INIT */
   const char* family;
   const char* device_uuid; /* may be NULL or "" */
   const char* device_name; /* may be NULL or "" */
   int cc_major, cc_minor;  /* 0, 0: unknown */
   int64_t size;            /* problem size, elements */
-  const char* dtype;       /* element type, e.g. "int32" */
+  const char* dtype;       /* element type, e.g. "int32"; may be NULL and given as a field instead */
+  const cutune_field* fields;
+  size_t field_count;
 } cutune_query;
+#define CUTUNE_QUERY_INIT {sizeof(cutune_query), NULL, NULL, NULL, 0, 0, 0, NULL, NULL, 0}
 
 typedef struct {
+  size_t struct_size; /* sizeof(cutune_launch): start from CUTUNE_LAUNCH_INIT */
   const char* kernel;
   unsigned grid[3], block[3];
   unsigned dynamic_shared_bytes;
 } cutune_launch;
+#define CUTUNE_LAUNCH_INIT {sizeof(cutune_launch), NULL, {0, 0, 0}, {0, 0, 0}, 0}
 
 /* Fills part of one of the family's buffers (named as the kernels' parameter that receives it)
  * with a repeated 32-bit word: cuMemsetD32(buffer + byte_offset, word, bytes / 4). stream_write:
@@ -72,10 +98,15 @@ typedef enum { CUTUNE_STEP_LAUNCH = 0, CUTUNE_STEP_MEMSET = 1 } cutune_step_kind
 
 /* One step of the measured plan: `launch` or `memset`, as `kind` says. */
 typedef struct {
+  size_t struct_size; /* sizeof(cutune_step): start from CUTUNE_STEP_INIT */
   cutune_step_kind kind;
   cutune_launch launch;
   cutune_memset memset;
 } cutune_step;
+#define CUTUNE_STEP_INIT {sizeof(cutune_step), CUTUNE_STEP_LAUNCH, CUTUNE_LAUNCH_INIT, {NULL, 0, 0, 0, 0}}
+
+/* CUTUNE_LOOKUP_ABI_VERSION of the library as built. */
+CUTUNE_LOOKUP_C_API int cutune_lookup_abi_version(void);
 
 /* The message of this thread's last failed call ("" when none). */
 CUTUNE_LOOKUP_C_API const char* cutune_last_error(void);
@@ -102,6 +133,8 @@ CUTUNE_LOOKUP_C_API size_t cutune_match_step_count(const cutune_match* match);
 CUTUNE_LOOKUP_C_API cutune_status cutune_match_step(const cutune_match* match, size_t index, cutune_step* step);
 CUTUNE_LOOKUP_C_API int64_t cutune_match_matched_size(const cutune_match* match);
 CUTUNE_LOOKUP_C_API const char* cutune_match_matched_problem(const cutune_match* match);
+/* The fields the answer matched exactly, e.g. "op=sum,type=float32". */
+CUTUNE_LOOKUP_C_API const char* cutune_match_match_key(const cutune_match* match);
 CUTUNE_LOOKUP_C_API double cutune_match_size_distance(const cutune_match* match); /* INFINITY for built-in */
 CUTUNE_LOOKUP_C_API double cutune_match_time_ms(const cutune_match* match);       /* NAN when not measured */
 

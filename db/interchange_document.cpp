@@ -6,7 +6,9 @@
 #include <set>
 
 #include "compressed_file.hpp"
+#include "core/error.hpp"
 #include "interchange_rows.hpp"
+#include "problem_identity.hpp"
 #include "schema.hpp"
 
 namespace cutune::db {
@@ -43,10 +45,24 @@ Json export_document(sql::Database& db, const Selection& selection) {
     devices.push_back(interchange::device_json(d));
   }
   std::map<std::int64_t, std::string> key_of_problem;
+  std::set<std::string> problem_families;
   Json& problems = document["problems"] = Json::array();
   for (const auto& p : interchange::selected_problems(db, selection)) {
     key_of_problem[p.id] = p.key;
+    problem_families.insert(p.family);
     problems.push_back(interchange::problem_json(p));
+  }
+  // The declarations the problems derive from (a database older than version 4 has none stored:
+  // its built-in families' are the frozen ones its migration would store).
+  Json& schemas = document["problem_schemas"] = Json::array();
+  for (const std::string& family : problem_families) {
+    std::optional<Json> fields;
+    if (version >= 4) {
+      if (const auto stored = stored_problem_schema(db, family)) fields = stored->to_json();
+    } else if (const char* frozen = frozen_v3_problem_schema(family)) {
+      fields = Json::parse(frozen);
+    }
+    if (fields) schemas.push_back({{"family", family}, {"fields", *fields}});
   }
   std::map<std::int64_t, TemplateKey> template_of;
   Json& templates = document["templates"] = Json::array();
@@ -135,11 +151,24 @@ ImportSummary import_document(Store& store, const Json& document, const std::str
       const TemplateKey key{t.at("family").get<std::string>(), t.at("source_hash").get<std::string>()};
       template_id[key] = store.upsert_template(key.family, key.hash, t.value("source", ""));
     }
+    for (std::size_t i = 0; i < section("problem_schemas").size(); ++i) {
+      at("problem_schemas", i);
+      const Json& s = section("problem_schemas")[i];
+      try {
+        store_problem_schema(store.database(), s.at("family").get<std::string>(), ProblemSchema::from_json(s.at("fields")));
+      } catch (const UsageError& e) {
+        throw InterchangeError(e.what());
+      }
+    }
     std::map<std::pair<std::string, std::string>, std::int64_t> problem_id;
     for (std::size_t i = 0; i < section("problems").size(); ++i, ++summary.problems) {
       at("problems", i);
       const ProblemRecord p = interchange::problem_from_json(section("problems")[i]);
-      problem_id[{p.family, p.key}] = store.upsert_problem(p);
+      try {
+        problem_id[{p.family, p.key}] = store.upsert_problem(p);
+      } catch (const UsageError& e) {  // a descriptor its family's schema refuses
+        throw InterchangeError(e.what());
+      }
     }
     std::map<std::int64_t, std::int64_t> run_id;
     for (std::size_t i = 0; i < section("runs").size(); ++i, ++summary.runs) {

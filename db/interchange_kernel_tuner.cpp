@@ -18,6 +18,7 @@
 #include <set>
 
 #include "compressed_file.hpp"
+#include "field_text.hpp"
 #include "core/hash.hpp"
 #include "interchange_rows.hpp"
 
@@ -64,11 +65,15 @@ std::string kernel_tuner_failure(const ResultRecord& r) {
 
 std::string value_text(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
-// "name=value,…" in the object's order, as Space::key writes it.
+// "name=value,…" in the object's order, as Space::key writes it (one codec: field_text.hpp).
 std::string config_text(const Json& config) {
-  std::string text;
-  for (const auto& [name, value] : config.items()) text += (text.empty() ? "" : ",") + name + "=" + value_text(value);
-  return text;
+  std::vector<NamedValue> items;
+  for (const auto& [name, value] : config.items()) items.push_back({name, value_text(value)});
+  try {
+    return format_named_values(items);
+  } catch (const std::exception& e) {
+    throw InterchangeError(std::string("a parameter cannot be stored as name=value text: ") + e.what());
+  }
 }
 
 // A result's parameters as an ordered object: its stored JSON, or parsed from its text.
@@ -76,13 +81,7 @@ Json config_object(const ResultRecord& r) {
   Json config = interchange::parse_json_text_column(r.config_json);
   if (config.is_object() && !config.empty()) return config;
   config = Json::object();
-  for (std::size_t start = 0; start < r.config.size();) {
-    const std::size_t end = std::min(r.config.find(',', start), r.config.size());
-    const std::string item = r.config.substr(start, end - start);
-    const std::size_t equals = item.find('=');
-    if (equals != std::string::npos) config[item.substr(0, equals)] = item.substr(equals + 1);
-    start = end + 1;
-  }
+  for (const NamedValue& item : parse_named_values(r.config)) config[item.name] = item.value;
   return config;
 }
 

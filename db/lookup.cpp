@@ -12,6 +12,8 @@
 
 #include "builtin_defaults.hpp"
 #include "config_choice.hpp"
+#include "core/error.hpp"
+#include "problem_identity.hpp"
 #include "schema.hpp"
 #include "sqlite.hpp"
 
@@ -27,6 +29,12 @@ constexpr const char* kCubinsSql = R"sql(
   SELECT c.arch, c.cubin, c.launch_json, c.nvrtc_version, c.compile_options FROM results r
   JOIN cubins c ON c.problem_id = r.problem_id AND c.template_id = r.template_id AND c.config = r.config
   WHERE r.id = ?1 ORDER BY c.arch)sql";
+
+// What a query asks for once its fields are read with the family's stored schema.
+struct CanonicalProblem {
+  std::string match_key;  // the fields every answer's problem must have
+  std::int64_t size = 0;
+};
 
 // The devices one fallback level draws on, and how to say so.
 struct LevelSource {
@@ -68,16 +76,9 @@ std::vector<Parameter> parameters_of(const std::string& config_json, const std::
     for (const auto& [name, value] : json.items()) parameters.push_back(parameter_of(name, value));
     return parameters;
   }
-  for (std::size_t start = 0; start < config.size();) {
-    const std::size_t end = std::min(config.find(',', start), config.size());
-    const std::string item = config.substr(start, end - start);
-    const std::size_t equals = item.find('=');
-    if (equals != std::string::npos) {
-      std::string value = item.substr(equals + 1);
-      auto integer = parse_integer(value);
-      parameters.push_back({item.substr(0, equals), std::move(value), integer});
-    }
-    start = end + 1;
+  for (NamedValue& item : parse_named_values(config)) {
+    auto integer = parse_integer(item.value);
+    parameters.push_back({std::move(item.name), std::move(item.value), integer});
   }
   return parameters;
 }
@@ -183,7 +184,65 @@ struct Database::Impl {
 
   // The match from these candidates: the chosen config, shown through its measurement nearest in
   // size to the request (the fastest among equally near ones).
-  std::shared_ptr<Match> match_from(const db::Candidates& c, const Query& q, Level level, const std::string& basis) {
+  // Stored problem schemas by family, read once per family (guarded by db_mutex).
+  std::unordered_map<std::string, std::optional<ProblemSchema>> schemas;
+
+  // The query's match key and size: its fields read with the family's stored schema (defaults
+  // filled in, names and values checked), or, for a family stored without one, its element type.
+  CanonicalProblem canonical(const Query& q) {
+    auto it = schemas.find(q.family);
+    if (it == schemas.end()) it = schemas.emplace(q.family, db::stored_problem_schema(db, q.family)).first;
+    const std::optional<ProblemSchema>& schema = it->second;
+    CanonicalProblem c;
+    c.size = q.problem.size;
+    if (!schema) {
+      if (!q.problem.fields.empty())
+        throw Error("family '" + q.family + "' has no stored problem schema (its results were imported); its problems "
+                    "match on size and element type only, so the query may not name fields");
+      c.match_key = db::untyped_match_key(q.problem.dtype);
+      return c;
+    }
+    std::vector<NamedValue> fields;
+    for (const Field& f : q.problem.fields) fields.push_back({f.name, f.value});
+    if (!q.problem.dtype.empty()) {
+      const ProblemField* type_field = schema->element_type_field();
+      if (!type_field) throw Error("family '" + q.family + "' has no element type; leave the query's dtype empty");
+      bool given = false;
+      for (const NamedValue& f : fields)
+        if (f.name == type_field->name) {
+          if (f.value != q.problem.dtype)
+            throw Error("the query's dtype '" + q.problem.dtype + "' and its field " + f.name + "=" + f.value +
+                        " disagree");
+          given = true;
+        }
+      if (!given) fields.push_back({type_field->name, q.problem.dtype});
+    }
+    // Extents, when all are given, say the size; with a size given too, they must agree.
+    std::int64_t product = 1;
+    bool all_extents = true;
+    for (const ProblemField& declared : schema->fields()) {
+      if (declared.kind != FieldKind::extent) continue;
+      const NamedValue* given = nullptr;
+      for (const NamedValue& f : fields)
+        if (f.name == declared.name) given = &f;
+      if (!given) {
+        all_extents = false;
+        continue;
+      }
+      product *= std::get<std::int64_t>(declared.parse(given->value));
+    }
+    c.match_key = schema->match_key(fields);
+    if (all_extents && c.size <= 0) c.size = product;
+    else if (all_extents && product != c.size)
+      throw Error("the query's size " + std::to_string(c.size) + " is not the product of its extents (" +
+                  std::to_string(product) + ")");
+    return c;
+  }
+
+  std::shared_ptr<Match> match_from(const db::Candidates& c, const CanonicalProblem& p, Level level,
+                                    const std::string& basis) {
+    const std::int64_t size = p.size;
+    const std::string& match_key = p.match_key;
     const std::size_t config = db::choose_config(c).config;
     const db::Candidate* shown = nullptr;
     for (const db::Candidate& row : c.rows) {
@@ -192,7 +251,7 @@ struct Database::Impl {
         shown = &row;
         continue;
       }
-      const int order = compare_distances(size_distance(q.problem.size, row.size), size_distance(q.problem.size, shown->size));
+      const int order = compare_distances(size_distance(size, row.size), size_distance(size, shown->size));
       if (order < 0 || (order == 0 && row.ms < shown->ms)) shown = &row;
     }
     auto s = db.prepare(kDetailsSql);
@@ -208,7 +267,8 @@ struct Database::Impl {
     m->time_ms = s.column_double(3);
     m->matched_problem = s.column_text(4);
     m->matched_size = s.column_int(5);
-    m->size_distance = size_distance(q.problem.size, m->matched_size);
+    m->size_distance = size_distance(size, m->matched_size);
+    m->match_key = match_key;
     m->device_name = s.column_text(6);
     m->device_uuid = s.column_text(7);
     m->template_hash = s.column_text(8);
@@ -218,33 +278,33 @@ struct Database::Impl {
 
   // Levels 1 and 2: the nearest stored size of the type on these devices (the larger of two
   // equally near ones, whose timing is less dominated by launch overhead), then the best config there.
-  std::shared_ptr<Match> nearest_size_match(const Query& q, const LevelSource& source) {
-    const auto sizes = db::stored_sizes(db, q.family, q.problem.dtype, source.devices);
+  std::shared_ptr<Match> nearest_size_match(const Query& q, const CanonicalProblem& p, const LevelSource& source) {
+    const auto sizes = db::stored_sizes(db, q.family, p.match_key, source.devices);
     if (sizes.empty()) return nullptr;
     std::int64_t nearest = sizes.front();
     for (std::int64_t size : sizes) {
-      const int order = compare_distances(size_distance(q.problem.size, size), size_distance(q.problem.size, nearest));
+      const int order = compare_distances(size_distance(p.size, size), size_distance(p.size, nearest));
       if (order < 0 || (order == 0 && size > nearest)) nearest = size;
     }
-    const auto c = db::candidates(db, q.family, q.problem.dtype, source.devices, nearest);
-    return match_from(c, q, source.level, source.basis);
+    const auto c = db::candidates(db, q.family, p.match_key, source.devices, nearest);
+    return match_from(c, p, source.level, source.basis);
   }
 
   // Level 3: the writer's precomputed choice when it is fresh (one config's rows to read), else
   // the same choice scored here over every stored result.
-  std::shared_ptr<Match> family_default_match(const Query& q) {
+  std::shared_ptr<Match> family_default_match(const Query& q, const CanonicalProblem& p) {
     const db::DeviceSet all{};
-    const auto precomputed = db::precomputed_family_default(db, q.family, q.problem.dtype);
+    const auto precomputed = db::precomputed_family_default(db, q.family, p.match_key);
     if (precomputed && precomputed->empty()) return nullptr;
-    const auto c = db::candidates(db, q.family, q.problem.dtype, all, 0, precomputed.value_or(""));
+    const auto c = db::candidates(db, q.family, p.match_key, all, 0, precomputed.value_or(""));
     if (c.rows.empty()) return nullptr;
-    return match_from(c, q, Level::family_default, "every stored device and size");
+    return match_from(c, p, Level::family_default, "every stored device and size");
   }
 
-  std::shared_ptr<Match> builtin_match(const Query& q) {
+  std::shared_ptr<Match> builtin_match(const Query& q, const CanonicalProblem& p) {
     const db::BuiltinDefault* fallback = db::builtin_default(q.family);
     if (!fallback)
-      throw Error("no stored result for family '" + q.family + "' with type '" + q.problem.dtype +
+      throw Error("no stored result for family '" + q.family + "' with '" + p.match_key +
                   "', and the family has no built-in default (is the family name right?)");
     auto m = std::make_shared<Match>();
     m->level = Level::builtin_default;
@@ -252,12 +312,15 @@ struct Database::Impl {
     m->config = fallback->config;
     m->parameters = parameters_of("", m->config);
     m->size_distance = std::numeric_limits<double>::infinity();
+    m->match_key = p.match_key;
     return m;
   }
 
   std::shared_ptr<const Match> resolve(const Query& q) {
     std::lock_guard lock(db_mutex);
     sql::Transaction snapshot(db, sql::Transaction::Kind::read);
+    const CanonicalProblem p = canonical(q);
+    if (p.size <= 0) throw Error("lookup needs a positive problem size (got " + std::to_string(p.size) + ")");
     using Rule = db::DeviceSet::Rule;
     const DeviceIdentity& d = q.device;
     std::vector<LevelSource> sources;
@@ -277,9 +340,9 @@ struct Database::Impl {
       add(Rule::compute_capability, "", Level::same_compute_capability,
           "compute capability " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor), d.cc_major, d.cc_minor);
     for (const auto& source : sources)
-      if (auto m = nearest_size_match(q, source)) return m;
-    if (auto m = family_default_match(q)) return m;
-    return builtin_match(q);
+      if (auto m = nearest_size_match(q, p, source)) return m;
+    if (auto m = family_default_match(q, p)) return m;
+    return builtin_match(q, p);
   }
 
   Cubin cubin_of(const Match& match, const std::string& arch) {
@@ -353,6 +416,11 @@ static std::string cache_key(const Query& q) {
   key.append(std::to_string(q.device.cc_major)).push_back('.');
   key.append(std::to_string(q.device.cc_minor)).push_back('\x1f');
   key.append(std::to_string(q.problem.size));
+  for (const Field& f : q.problem.fields) {
+    key.push_back('\x1e');
+    key.append(f.name).push_back('\x1f');
+    key.append(f.value);
+  }
   return key;
 }
 
@@ -363,12 +431,14 @@ std::shared_ptr<const Match> Database::find(const Query& query) {
     if (auto it = impl_->cache.find(key); it != impl_->cache.end()) return it->second;
   }
   if (query.family.empty()) throw Error("lookup needs a family");
-  if (query.problem.size <= 0) throw Error("lookup needs a positive problem size (got " + std::to_string(query.problem.size) + ")");
+  if (query.problem.size < 0) throw Error("lookup needs a positive problem size (got " + std::to_string(query.problem.size) + ")");
   std::shared_ptr<const Match> match;
   try {
     match = impl_->resolve(query);
   } catch (const sql::DbError& e) {
     throw Error(std::string("lookup of ") + query.family + " failed: " + e.what());
+  } catch (const UsageError& e) {  // a field the family does not declare, a value it does not take, …
+    throw Error(std::string("lookup of ") + query.family + ": " + e.what());
   }
   std::unique_lock lock(impl_->cache_mutex);
   return impl_->cache.try_emplace(key, std::move(match)).first->second;
@@ -384,6 +454,10 @@ Cubin Database::cubin(const Query& query, const std::string& arch) {
 }
 
 void Database::clear_cache() {
+  {
+    std::lock_guard lock(impl_->db_mutex);
+    impl_->schemas.clear();  // a tuner may have stored a new declaration meanwhile
+  }
   std::unique_lock lock(impl_->cache_mutex);
   impl_->cache.clear();
 }

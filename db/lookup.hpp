@@ -4,11 +4,12 @@
 //
 // Depends on SQLite and the C++ standard library only: no CUDA, no NVRTC, no tuner. The caller
 // describes its device (UUID, name, compute capability from the driver API) and its problem
-// (size and element type); the answer says how good the match is, so the application can decide
-// whether to trust it or tune.
+// (size, element type and the family's other problem fields, such as reduce's operator); the
+// answer says how good the match is, so the application can decide whether to trust it or tune.
 //
 //   cutune::lookup::Database results("/path/cutune.db");   // read-only
 //   auto match = results.find({"scan", {uuid, name, 9, 0}, {n, "int32"}});
+//   auto sum = results.find({"reduce", {uuid, name, 9, 0}, {n, "float32", {{"op", "sum"}}}});
 //   match->integer("block"), match->steps (memsets and launches), match->level, match->size_distance
 //   auto cubin = results.cubin(query, "sm_90");              // empty + reason when none fits
 #include <array>
@@ -25,7 +26,8 @@
 namespace cutune::lookup {
 
 // Where a match comes from, most specific first. Each level is tried only when the one before
-// has no successful result of the requested element type.
+// has no successful result of the requested problem kind (its match key: every problem field but
+// the sizes, element type included).
 enum class Level : int {
   exact_device = 1,             // this device's results: by UUID, else by name
   same_compute_capability = 2,  // results of every device with the same compute capability
@@ -40,11 +42,21 @@ struct DeviceIdentity {
   int cc_major = 0, cc_minor = 0;  // 0.0: unknown, and the compute-capability level is skipped
 };
 
-// A problem's matching keys: its primary size (elements) and element type. Stored problems with
-// the same two keys count as the same problem, whatever else their descriptors hold.
+// One problem field by name, its value as text: {"op", "sum"}, {"window", "60"}.
+struct Field {
+  std::string name;
+  std::string value;
+};
+
+// The problem to look up. A family declares its problem fields (the tuner stores the declaration
+// with the results): extents, whose product is the size and which match by nearness, and the
+// others (element type, operator, window, offsets, …), which must match exactly — a lookup for a
+// sum never answers with a min's config, plan or cubin. Fields left out take their declared
+// default; a field without a default must be given. `tune db families` lists each family's fields.
 struct ProblemDescriptor {
-  std::int64_t size = 0;
-  std::string dtype;
+  std::int64_t size = 0;  // elements (product of the extents); 0: computed from extents in `fields`
+  std::string dtype;      // the element type (the family's first element-type field); may be in `fields` instead
+  std::vector<Field> fields;
 };
 
 struct Query {
@@ -97,6 +109,7 @@ struct CUTUNE_LOOKUP_API Match {
   std::vector<Step> steps;
   std::int64_t matched_size = 0;
   std::string matched_problem;  // the stored problem key, e.g. "n=1048576,type=int32"
+  std::string match_key;        // the fields matched exactly, e.g. "op=sum,type=float32"
   double size_distance = 0;     // |ln(requested size) − ln(matched size)|: 0 exact, +inf built-in
   std::optional<double> time_ms;         // median measured for the launches below
   std::string device_name, device_uuid;  // the device that measured them
@@ -139,8 +152,9 @@ class CUTUNE_LOOKUP_API Database {
 
   // The best config for the query, through the fallback levels. Answers are cached per query for
   // the life of this object (results stored later are not seen; see clear_cache). Thread-safe.
-  // Throws Error for a bad query (empty family or type, size ≤ 0) or a family with neither
-  // stored results nor a built-in default.
+  // Throws Error for a bad query (empty family, size ≤ 0, a field the family does not declare, a
+  // value it does not take, a field without default left out) or a family with neither stored
+  // results nor a built-in default.
   std::shared_ptr<const Match> find(const Query& query);
 
   // The stored cubin of find(query)'s config for `arch` ("sm_90"): the exact architecture, else

@@ -1,7 +1,11 @@
 // The C API over cutune::lookup. Exceptions never cross it: each entry point turns them into a
 // status and this thread's last-error message.
+#include <cctype>
 #include <cmath>
+#include <cstring>
 #include <exception>
+#include <stdexcept>
+#include <type_traits>
 #include <limits>
 #include <new>
 #include <string>
@@ -46,10 +50,39 @@ cutune_status guarded(F&& body) {
 
 const char* text_or_empty(const char* text) { return text ? text : ""; }
 
+// The caller's struct must hold at least this library's layout of it: the first layout is the
+// smallest there will ever be, and a later, larger one is read only as far as this library knows.
+void check_struct_size(const std::string& what, size_t given, size_t known) {
+  if (given < known) {
+    std::string macro = what.substr(what.find('_') + 1);
+    for (char& c : macro) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    throw std::invalid_argument(what + ".struct_size is " + std::to_string(given) + ", less than the " +
+                                std::to_string(known) + " bytes this library reads: start from CUTUNE_" + macro +
+                                "_INIT");
+  }
+}
+
 cutune::lookup::Query query_of(const cutune_query& q) {
-  return {text_or_empty(q.family),
-          {text_or_empty(q.device_uuid), text_or_empty(q.device_name), q.cc_major, q.cc_minor},
-          {q.size, text_or_empty(q.dtype)}};
+  check_struct_size("cutune_query", q.struct_size, sizeof(cutune_query));
+  cutune::lookup::Query query{text_or_empty(q.family),
+                              {text_or_empty(q.device_uuid), text_or_empty(q.device_name), q.cc_major, q.cc_minor},
+                              {q.size, text_or_empty(q.dtype), {}}};
+  if (q.field_count > 0 && !q.fields) throw std::invalid_argument("cutune_query.fields is NULL with field_count > 0");
+  for (size_t i = 0; i < q.field_count; ++i) {
+    if (!q.fields[i].name || !q.fields[i].value)
+      throw std::invalid_argument("cutune_query.fields[" + std::to_string(i) + "] has a NULL name or value");
+    query.problem.fields.push_back({q.fields[i].name, q.fields[i].value});
+  }
+  return query;
+}
+
+// Writes `value` into the caller's struct, as far as both layouts reach.
+template <class T>
+void write_versioned(T* out, const T& value) {
+  check_struct_size(std::is_same_v<T, cutune_step> ? "cutune_step" : "cutune_launch", out->struct_size, sizeof(T));
+  const size_t keep = out->struct_size;
+  std::memcpy(out, &value, sizeof(T));
+  out->struct_size = keep;
 }
 
 // NOT_FOUND for an index past a list's end: "step 2 of 2".
@@ -59,6 +92,7 @@ cutune_status past_the_end(const char* what, size_t index, size_t count) {
 
 cutune_launch c_launch(const cutune::lookup::Launch& l) {
   cutune_launch launch{};
+  launch.struct_size = sizeof(cutune_launch);
   launch.kernel = l.kernel.c_str();
   for (int i = 0; i < 3; ++i) {
     launch.grid[i] = l.grid[i];
@@ -73,6 +107,8 @@ cutune_launch c_launch(const cutune::lookup::Launch& l) {
 extern "C" {
 
 const char* cutune_last_error(void) { return g_last_error.c_str(); }
+
+int cutune_lookup_abi_version(void) { return CUTUNE_LOOKUP_ABI_VERSION; }
 
 cutune_status cutune_db_open(const char* path, cutune_db** db) {
   return guarded([&] {
@@ -122,31 +158,39 @@ cutune_status cutune_match_integer(const cutune_match* m, const char* name, int6
 size_t cutune_match_launch_count(const cutune_match* m) { return m->match->launches.size(); }
 
 cutune_status cutune_match_launch(const cutune_match* m, size_t index, cutune_launch* launch) {
-  if (!m || !launch) return fail(CUTUNE_ERROR, "cutune_match_launch: arguments must not be NULL");
-  if (index >= m->match->launches.size()) return past_the_end("launch", index, m->match->launches.size());
-  *launch = c_launch(m->match->launches[index]);
-  return CUTUNE_OK;
+  return guarded([&] {
+    if (!m || !launch) return fail(CUTUNE_ERROR, "cutune_match_launch: arguments must not be NULL");
+    if (index >= m->match->launches.size()) return past_the_end("launch", index, m->match->launches.size());
+    write_versioned(launch, c_launch(m->match->launches[index]));
+    return CUTUNE_OK;
+  });
 }
 
 size_t cutune_match_step_count(const cutune_match* m) { return m->match->steps.size(); }
 
 cutune_status cutune_match_step(const cutune_match* m, size_t index, cutune_step* step) {
-  if (!m || !step) return fail(CUTUNE_ERROR, "cutune_match_step: arguments must not be NULL");
-  if (index >= m->match->steps.size()) return past_the_end("step", index, m->match->steps.size());
-  *step = cutune_step{};
-  if (const auto* launch = std::get_if<cutune::lookup::Launch>(&m->match->steps[index])) {
-    step->kind = CUTUNE_STEP_LAUNCH;
-    step->launch = c_launch(*launch);
-  } else {
-    const auto& memset = std::get<cutune::lookup::Memset>(m->match->steps[index]);
-    step->kind = CUTUNE_STEP_MEMSET;
-    step->memset = {memset.buffer.c_str(), memset.word, memset.bytes, memset.byte_offset, memset.stream_write ? 1 : 0};
-  }
-  return CUTUNE_OK;
+  return guarded([&] {
+    if (!m || !step) return fail(CUTUNE_ERROR, "cutune_match_step: arguments must not be NULL");
+    if (index >= m->match->steps.size()) return past_the_end("step", index, m->match->steps.size());
+    cutune_step out{};
+    out.struct_size = sizeof(cutune_step);
+    out.launch.struct_size = sizeof(cutune_launch);
+    if (const auto* launch = std::get_if<cutune::lookup::Launch>(&m->match->steps[index])) {
+      out.kind = CUTUNE_STEP_LAUNCH;
+      out.launch = c_launch(*launch);
+    } else {
+      const auto& memset = std::get<cutune::lookup::Memset>(m->match->steps[index]);
+      out.kind = CUTUNE_STEP_MEMSET;
+      out.memset = {memset.buffer.c_str(), memset.word, memset.bytes, memset.byte_offset, memset.stream_write ? 1 : 0};
+    }
+    write_versioned(step, out);
+    return CUTUNE_OK;
+  });
 }
 
 int64_t cutune_match_matched_size(const cutune_match* m) { return m->match->matched_size; }
 const char* cutune_match_matched_problem(const cutune_match* m) { return m->match->matched_problem.c_str(); }
+const char* cutune_match_match_key(const cutune_match* m) { return m->match->match_key.c_str(); }
 double cutune_match_size_distance(const cutune_match* m) { return m->match->size_distance; }
 
 double cutune_match_time_ms(const cutune_match* m) {

@@ -25,13 +25,18 @@ struct DeviceRecord {
   std::string copy_bandwidth_measured_at;
 };
 
+// A problem as stored. Where the family's problem schema is stored (problem_schemas), the store
+// derives key, size, dtype and match_key from the descriptor itself (Store::upsert_problem), so
+// they can never disagree with it; families without one (imported Kernel Tuner files) keep the
+// key, size and dtype they came with and match on the element type alone.
 struct ProblemRecord {
   std::int64_t id = 0;
   std::string family;
   std::string key;         // canonical "n=1048576,type=int32"; unique per family
-  std::int64_t size = 0;   // the primary size (elements), for nearest-size matching
+  std::int64_t size = 0;   // the primary size (product of the extents), for nearest-size matching
   std::string dtype;
   std::string descriptor;  // JSON object of every problem field
+  std::string match_key;   // the fields a lookup must match exactly: "op=sum,type=float32"
 };
 
 struct RunRecord {
@@ -95,6 +100,7 @@ struct BaselineRecord {
 // The best "ok" result per (device, family, problem), with the names that make it readable.
 struct BestRow {
   std::string device_name, device_uuid, family, problem_key, config, launch_json;
+  std::string match_key;  // the problem's fields but its sizes (problem_identity.hpp)
   std::int64_t problem_size = 0;
   std::string dtype;
   double time_ms = 0;

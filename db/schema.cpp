@@ -1,7 +1,12 @@
 #include "schema.hpp"
 
+#include <algorithm>
 #include <iterator>
+#include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "problem_identity.hpp"
 #include "sqlite.hpp"
 
 namespace cutune::db {
@@ -143,8 +148,50 @@ CREATE TABLE baselines (
 CREATE INDEX baselines_by_family ON baselines (device_id, family, problem_key);
 )sql";
 
-// steps[v] takes a database from version v to v + 1.
-constexpr const char* kSteps[] = {kSchemaV1, kSchemaV1ToV2, kSchemaV2ToV3};
+// Version 3 → 4. The SQL half; backfill_problem_identity below derives the new columns.
+constexpr const char* kSchemaV3ToV4 = R"sql(
+CREATE TABLE problem_schemas (
+  family TEXT PRIMARY KEY,
+  fields TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+ALTER TABLE problems ADD COLUMN match_key TEXT NOT NULL DEFAULT '';
+DROP INDEX problems_by_size;
+CREATE INDEX problems_by_match ON problems (family, match_key, size);
+DROP TABLE family_defaults;
+CREATE TABLE family_defaults (
+  family TEXT NOT NULL,
+  match_key TEXT NOT NULL,
+  config TEXT NOT NULL,
+  pairs INTEGER NOT NULL,
+  geomean_ratio REAL NOT NULL,
+  PRIMARY KEY (family, match_key)
+);
+UPDATE meta SET value = -1 WHERE key = 'family_defaults_version';
+)sql";
+
+// Problems stored before version 4: the built-in families' get their version-3 schemas, and
+// every problem its derived columns (match key; sizes where the schema says otherwise than the
+// hand-written code did: powersum's size is now w * a); the others match on their element type.
+void backfill_problem_identity(sql::Database& db) {
+  db.exec("UPDATE problems SET match_key = CASE WHEN dtype = '' THEN '' ELSE 'type=' || dtype END");
+  auto families = db.prepare("SELECT DISTINCT family FROM problems ORDER BY family");
+  std::vector<std::string> names;
+  while (families.step()) names.push_back(families.column_text(0));
+  for (const std::string& family : names)
+    if (const char* frozen = frozen_v3_problem_schema(family))
+      store_problem_schema(db, family, ProblemSchema::from_json(nlohmann::json::parse(frozen)));
+}
+
+// steps[v] takes a database from version v to v + 1: its SQL, then what SQL alone cannot derive.
+struct Step {
+  const char* sql;
+  void (*derive)(sql::Database&);
+};
+const Step kSteps[] = {{kSchemaV1, nullptr},
+                       {kSchemaV1ToV2, nullptr},
+                       {kSchemaV2ToV3, nullptr},
+                       {kSchemaV3ToV4, backfill_problem_identity}};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace
@@ -155,22 +202,45 @@ int schema_version(sql::Database& db) {
   return static_cast<int>(statement.column_int(0));
 }
 
-void migrate(sql::Database& db) {
+void migrate(sql::Database& db) { migrate_to(db, kSchemaVersion); }
+
+void migrate_to(sql::Database& db, int target) {
   const auto newer_error = [&db](int version) {
     return sql::DbError("database '" + db.path() + "' has schema version " + std::to_string(version) +
                         ", newer than this cutune understands (" + std::to_string(kSchemaVersion) +
                         "); use a newer cutune");
   };
   if (const int version = schema_version(db); version > kSchemaVersion) throw newer_error(version);
-  else if (version == kSchemaVersion) return;
+  else if (version >= target) return;
 
   sql::Transaction transaction(db);
   // Read again under the write lock: another process may have migrated it meanwhile.
   const int version = schema_version(db);
   if (version > kSchemaVersion) throw newer_error(version);
-  for (int step = version; step < kSchemaVersion; ++step) db.exec(kSteps[step]);
-  db.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  for (int step = version; step < target; ++step) {
+    db.exec(kSteps[step].sql);
+    if (kSteps[step].derive) kSteps[step].derive(db);
+  }
+  db.exec("PRAGMA user_version=" + std::to_string(std::max(version, target)));
   transaction.commit();
+}
+
+std::string untyped_match_key(const std::string& dtype) { return dtype.empty() ? std::string() : "type=" + dtype; }
+
+const char* frozen_v3_problem_schema(const std::string& family) {
+  // Generated from the families' problem_schema() when version 4 was made; never edited since.
+  static const std::pair<const char*, const char*> frozen[] = {
+    {"scan", R"json({"fields":[{"help":"lists","kind":"extent","min":1,"name":"n"},{"choices":["int32","uint32","int64"],"default":"int32","kind":"element_type","name":"type"},{"default":0,"help":"elements of starts before the first list","keyed_at_default":false,"kind":"integer","min":0,"name":"starts_offset"},{"default":0,"help":"elements of stops before the first list","keyed_at_default":false,"kind":"integer","min":0,"name":"stops_offset"}]})json"},
+    {"reduce", R"json({"fields":[{"help":"elements to reduce","kind":"extent","min":1,"name":"n"},{"choices":["sum","min","max"],"default":"sum","help":"the operator","kind":"enumeration","name":"op"},{"choices":["float32","float64"],"default":"float32","kind":"element_type","name":"type"}]})json"},
+    {"resample", R"json({"fields":[{"help":"time series","kind":"extent","min":1,"name":"series"},{"help":"points per series","kind":"extent","min":1,"name":"points"},{"help":"points per window","kind":"integer","min":1,"name":"window"},{"choices":["sum","mean","min","max"],"default":"mean","help":"what a window computes","kind":"enumeration","name":"op"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"}]})json"},
+    {"copy", R"json({"fields":[{"help":"elements copied","kind":"extent","min":1,"name":"n"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"},{"default":0,"help":"first element read","keyed_at_default":false,"kind":"integer","min":0,"name":"offset"},{"default":1,"help":"elements between reads","keyed_at_default":false,"kind":"integer","min":1,"name":"stride"}]})json"},
+    {"powersum", R"json({"fields":[{"help":"points in the window","kind":"extent","max":6144,"min":1,"name":"w"},{"help":"candidate exponents","kind":"extent","max":65535,"min":1,"name":"a"},{"choices":["grid","random"],"default":"grid","help":"exponents evenly spaced over [1.5, 3.5], or sorted uniform draws","kind":"enumeration","name":"alphas"},{"choices":["float64"],"default":"float64","kind":"element_type","name":"type"}]})json"},
+    {"avgmatvec", R"json({"fields":[{"help":"sets","kind":"extent","min":1,"name":"n"},{"help":"vectors per set","kind":"extent","min":1,"name":"m"},{"help":"vector length (and the matrix's order)","kind":"extent","max":12288,"min":1,"name":"l"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"}]})json"},
+    {"matmul", R"json({"fields":[{"help":"rows of A and C","kind":"extent","max":32768,"min":1,"name":"m"},{"help":"columns of B and C","kind":"extent","max":32768,"min":1,"name":"n"},{"help":"columns of A, rows of B","kind":"extent","max":32768,"min":1,"name":"k"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"}]})json"},
+  };
+  for (const auto& [name, json] : frozen)
+    if (family == name) return json;
+  return nullptr;
 }
 
 }  // namespace cutune::db

@@ -13,7 +13,11 @@ namespace cutune::db {
 // 2: cubins (ready-to-launch best configs per architecture), precomputed family defaults, and the
 //    indexes lookups need.
 // 3: baselines (bench/ results against libraries, shown in reports).
-inline constexpr int kSchemaVersion = 3;
+// 4: problem identity: problem_schemas (each family's typed problem fields), problems.match_key
+//    (the fields a lookup must match exactly), family defaults per match key instead of per
+//    element type. Existing problems of the seven built-in families get their schemas as they
+//    stood at version 3, and match keys and sizes derived from their descriptors.
+inline constexpr int kSchemaVersion = 4;
 
 // The version 1 DDL exactly as cutune 0.1 created it; kept so that tests can build an old
 // database and check that opening it migrates it.
@@ -22,8 +26,19 @@ extern const char* const kSchemaV1;
 // Brings an open database up to kSchemaVersion in one transaction; a new file gets every step.
 // Throws sql::DbError naming the file when its version is newer than this code understands.
 void migrate(sql::Database& db);
+// The same up to `version` only: tests build databases as older cutunes left them.
+void migrate_to(sql::Database& db, int version);
 
 // The database's user_version.
 int schema_version(sql::Database& db);
+
+// The match key of a problem of a family without a stored problem schema (imported Kernel Tuner
+// and T4 files): its element type alone, "type=float32", or "" without one.
+std::string untyped_match_key(const std::string& dtype);
+
+// The problem schemas (identity/problem.hpp, as JSON) of the built-in families as they stood at
+// schema version 3, by family; what the migration to version 4 stores for databases that hold
+// their problems. A frozen record, like kSchemaV1: tests check it against today's families.
+const char* frozen_v3_problem_schema(const std::string& family);
 
 }  // namespace cutune::db

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "config_choice.hpp"
+#include "problem_identity.hpp"
 
 namespace cutune::db {
 
@@ -114,14 +115,26 @@ std::int64_t Store::upsert_template(const std::string& family, const std::string
   return s.column_int(0);
 }
 
-std::int64_t Store::upsert_problem(const ProblemRecord& p) {
+std::int64_t Store::upsert_problem(const ProblemRecord& given) {
+  const ProblemRecord p = derive_problem(db_, given);
   auto s = db_.prepare(R"sql(
-    INSERT INTO problems (family, key, size, dtype, descriptor) VALUES (?1, ?2, ?3, ?4, ?5)
-    ON CONFLICT (family, key) DO UPDATE SET descriptor = excluded.descriptor
+    INSERT INTO problems (family, key, size, dtype, descriptor, match_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+    ON CONFLICT (family, key) DO UPDATE SET descriptor = excluded.descriptor, size = excluded.size,
+      dtype = excluded.dtype, match_key = excluded.match_key
     RETURNING id)sql");
-  s.bind(1, p.family).bind(2, p.key).bind(3, p.size).bind(4, p.dtype).bind(5, p.descriptor);
+  s.bind(1, p.family).bind(2, p.key).bind(3, p.size).bind(4, p.dtype).bind(5, p.descriptor).bind(6, p.match_key);
   s.step();
   return s.column_int(0);
+}
+
+void Store::put_problem_schema(const std::string& family, const ProblemSchema& schema) {
+  sql::Transaction transaction(db_);
+  store_problem_schema(db_, family, schema);
+  transaction.commit();
+}
+
+std::optional<ProblemSchema> Store::problem_schema(const std::string& family) {
+  return stored_problem_schema(db_, family);
 }
 
 std::int64_t Store::begin_run(const RunRecord& r) {
@@ -276,7 +289,7 @@ std::vector<BestRow> Store::best(const std::string& family, const std::string& d
       SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.device_id, r.problem_id ORDER BY r.time_ms_median, r.id) AS rank
       FROM results r WHERE r.status = 'ok' AND r.time_ms_median IS NOT NULL)
     SELECT d.name, d.uuid, p.family, p.key, p.size, p.dtype, ranked.config, ranked.launch_json,
-           ranked.time_ms_median, ranked.gbs, ranked.gflops, ranked.copy_fraction
+           ranked.time_ms_median, ranked.gbs, ranked.gflops, ranked.copy_fraction, p.match_key
     FROM ranked JOIN devices d ON d.id = ranked.device_id JOIN problems p ON p.id = ranked.problem_id
     WHERE ranked.rank = 1 AND (?1 = '' OR p.family = ?1) AND (?2 = '' OR d.uuid = ?2)
     ORDER BY d.name, p.family, p.dtype, p.size)sql");
@@ -296,6 +309,7 @@ std::vector<BestRow> Store::best(const std::string& family, const std::string& d
     b.gbs = s.column_optional_double(9);
     b.gflops = s.column_optional_double(10);
     b.copy_fraction = s.column_optional_double(11);
+    b.match_key = s.column_text(12);
     rows.push_back(std::move(b));
   }
   return rows;

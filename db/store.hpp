@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "problem.hpp"
 #include "records.hpp"
 #include "schema.hpp"
 #include "sqlite.hpp"
@@ -38,7 +39,14 @@ class Store {
   void set_copy_bandwidth(std::int64_t device_id, double gbs);
 
   std::int64_t upsert_template(const std::string& family, const std::string& source_hash, const std::string& source);
+  // Stores a problem; where the family's schema is stored, its key, size, dtype and match key are
+  // derived from the descriptor (problem_identity.hpp), and a descriptor that does not fit throws
+  // UsageError. Returns the problem's id.
   std::int64_t upsert_problem(const ProblemRecord& problem);
+  // Stores a family's problem schema (before its problems) and re-derives stored problems when it
+  // changed; lookups canonicalise queries with it.
+  void put_problem_schema(const std::string& family, const ProblemSchema& schema);
+  std::optional<ProblemSchema> problem_schema(const std::string& family);
 
   std::int64_t begin_run(const RunRecord& run);
   void finish_run(std::int64_t run_id, const std::string& status);

@@ -13,7 +13,7 @@ struct Dims {
   std::int64_t n, m, l;
 };
 Dims dims_of(const Problem& p) {
-  return {p.fields["n"].get<std::int64_t>(), p.fields["m"].get<std::int64_t>(), p.fields["l"].get<std::int64_t>()};
+  return {p.integer("n"), p.integer("m"), p.integer("l")};
 }
 
 // The matvec kernel of the split variant has a fixed geometry (see the template).
@@ -44,16 +44,27 @@ Space AvgmatvecFamily::space(const DeviceLimits& limits) const {
   return s;
 }
 
+const ProblemSchema& AvgmatvecFamily::schema() {
+  // The size is n * m * l, the elements of v: what a run reads.
+  static const ProblemSchema schema = ProblemSchema()
+                                          .extent("n", "sets")
+                                          .extent("m", "vectors per set")
+                                          .extent("l", "vector length (and the matrix's order)")
+                                          .range(1, kMaxLength)
+                                          .element_type("type", {"float32"}, "float32");
+  return schema;
+}
+
+void AvgmatvecFamily::check_problem(const Problem& p) const {
+  if (p.integer("n") * p.integer("l") > (std::int64_t{1} << 31) - 1) throw UsageError("avgmatvec needs n * l < 2^31");
+}
+
 Problem AvgmatvecFamily::make_problem(std::int64_t n, std::int64_t m, std::int64_t l) {
   for (std::int64_t d : {n, m, l})
     if (d <= 0) throw UsageError("--n must be positive (got " + std::to_string(d) + ")");
   if (l > kMaxLength) throw UsageError(fmt::format("avgmatvec vectors are at most {} long (got {})", kMaxLength, l));
-  if (n * l > (std::int64_t{1} << 31) - 1) throw UsageError("avgmatvec needs n * l < 2^31");
-  Problem p;
-  p.size = n * m * l;  // elements of v: what the run reads
-  p.dtype = "float32";
-  p.key = fmt::format("n={},m={},l={},type=float32", n, m, l);
-  p.fields = {{"n", n}, {"m", m}, {"l", l}, {"type", "float32"}};
+  Problem p = schema().make({{"n", n}, {"m", m}, {"l", l}});
+  AvgmatvecFamily().check_problem(p);
   return p;
 }
 

@@ -32,6 +32,10 @@ class AvgmatvecFamily : public Family {
 
   // n sets of m vectors of length l.
   static Problem make_problem(std::int64_t n, std::int64_t m, std::int64_t l);
+  // n sets of m vectors of length l (extents), type float32.
+  static const ProblemSchema& schema();
+  const ProblemSchema& problem_schema() const override { return schema(); }
+  void check_problem(const Problem& problem) const override;
   static double relative_tolerance(std::int64_t m, std::int64_t l);
 };
 

@@ -16,7 +16,7 @@ struct Geometry {
 };
 
 Geometry geometry_of(const Problem& p) {
-  return {p.fields["n"].get<std::int64_t>(), p.fields["offset"].get<std::int64_t>(), p.fields["stride"].get<std::int64_t>()};
+  return {p.integer("n"), p.integer("offset"), p.integer("stride")};
 }
 
 }  // namespace
@@ -36,17 +36,23 @@ Space CopyFamily::space(const DeviceLimits& limits) const {
   return s;
 }
 
+const ProblemSchema& CopyFamily::schema() {
+  static const ProblemSchema schema = ProblemSchema()
+                                          .extent("n", "elements copied")
+                                          .element_type("type", {"float32"}, "float32")
+                                          .integer("offset", 0, "first element read")
+                                          .range(0, std::nullopt)
+                                          .unkeyed_at_default()
+                                          .integer("stride", 1, "elements between reads")
+                                          .range(1, std::nullopt)
+                                          .unkeyed_at_default();
+  return schema;
+}
+
 Problem CopyFamily::make_problem(std::int64_t n, std::int64_t offset, std::int64_t stride) {
   if (n <= 0) throw UsageError("--n must be positive (got " + std::to_string(n) + ")");
   if (offset < 0 || stride < 1) throw UsageError("copy: offset must be >= 0 and stride >= 1");
-  Problem p;
-  p.size = n;
-  p.dtype = "float32";
-  p.key = fmt::format("n={},type=float32", n);
-  if (offset) p.key += fmt::format(",offset={}", offset);
-  if (stride != 1) p.key += fmt::format(",stride={}", stride);
-  p.fields = {{"n", n}, {"type", "float32"}, {"offset", offset}, {"stride", stride}};
-  return p;
+  return schema().make({{"n", n}, {"offset", offset}, {"stride", stride}});
 }
 
 std::vector<Problem> CopyFamily::problems(const ProblemRequest& request) const {

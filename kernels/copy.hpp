@@ -24,6 +24,10 @@ class CopyFamily : public Family {
 
   // out[i] = in[offset + i * stride] for i < n, float32.
   static Problem make_problem(std::int64_t n, std::int64_t offset = 0, std::int64_t stride = 1);
+  // n elements; offset and stride of the reads (left out of keys at 0 and 1); type float32.
+  static const ProblemSchema& schema();
+  const ProblemSchema& problem_schema() const override { return schema(); }
+
 };
 
 }  // namespace cutune

@@ -14,6 +14,30 @@ const std::vector<std::byte>& HostBuffers::at(const std::string& name) const {
   return it->second;
 }
 
+void Family::check_problem(const Problem&) const {}
+
+Problem Family::make(const std::vector<std::pair<std::string, FieldValue>>& values) const {
+  Problem problem = problem_schema().make(values);
+  check_problem(problem);
+  return problem;
+}
+
+Problem Family::parse_problem(std::string_view text) const {
+  try {
+    Problem problem = problem_schema().parse(text);
+    check_problem(problem);
+    return problem;
+  } catch (const UsageError& e) {
+    throw UsageError(name() + " problem '" + std::string(text) + "': " + e.what());
+  }
+}
+
+Problem Family::problem_from_descriptor(const nlohmann::json& descriptor) const {
+  Problem problem = problem_schema().from_descriptor(descriptor);
+  check_problem(problem);
+  return problem;
+}
+
 std::vector<BufferSpec> Family::scratch(const Problem&, const ConfigView&) const { return {}; }
 
 std::string Family::source() const {

@@ -17,22 +17,19 @@
 
 #include "core/limits.hpp"
 #include "core/space.hpp"
+#include "problem.hpp"
 
 namespace cutune {
-
-// One problem instance a family is tuned for, e.g. scan with n = 2^20 of int32.
-struct Problem {
-  std::string key;         // canonical and unique within the family: "n=1048576,type=int32"
-  std::int64_t size = 0;   // the primary size, elements; used for nearest-size lookup
-  std::string dtype;       // element type name: int32, uint32, int64, float32, float64
-  nlohmann::ordered_json fields;  // every field of the problem, family-specific
-};
 
 // What the user asked for on the command line; empty means the family's defaults.
 struct ProblemRequest {
   std::optional<std::string> type;
   std::vector<std::int64_t> sizes;
 };
+
+// A Problem (identity/problem.hpp) is one instance a family is tuned for, e.g. scan with
+// n = 2^20 of int32: its fields are declared by the family's problem_schema(), and its key, size,
+// element type and lookup match key derive from them.
 
 enum class BufferRole { input, output, scratch };
 
@@ -131,6 +128,17 @@ class Family {
   virtual std::string source() const;
 
   virtual Space space(const DeviceLimits& limits) const = 0;
+  // The problem fields, their types and defaults: the one source of every problem's identity.
+  virtual const ProblemSchema& problem_schema() const = 0;
+  // What the schema cannot say about a problem (float64 takes only sum, at most 2^31 windows, …);
+  // throws UsageError naming it. Every problem a family builds or parses passes through here.
+  virtual void check_problem(const Problem& problem) const;
+  // A problem from values by name (defaults filled in), checked: the one way families build them.
+  Problem make(const std::vector<std::pair<std::string, FieldValue>>& values) const;
+  // A problem from "name=value,…" text (tune --problem, stored keys), checked.
+  Problem parse_problem(std::string_view text) const;
+  // The same from a stored or transmitted descriptor (a JSON object of every field), checked.
+  Problem problem_from_descriptor(const nlohmann::json& descriptor) const;
   // The default problems when the request is empty; throws UsageError for a bad type or size.
   virtual std::vector<Problem> problems(const ProblemRequest& request) const = 0;
   // -D definitions that come from the problem rather than the config (element type, …).

@@ -29,7 +29,7 @@ struct Dims {
   std::int64_t m, n, k;
 };
 Dims dims_of(const Problem& p) {
-  return {p.fields["m"].get<std::int64_t>(), p.fields["n"].get<std::int64_t>(), p.fields["k"].get<std::int64_t>()};
+  return {p.integer("m"), p.integer("n"), p.integer("k")};
 }
 
 // Relative error allowed against the exact result: fp32 accumulation of k positive products in
@@ -91,12 +91,20 @@ Problem MatmulFamily::make_problem(std::int64_t m, std::int64_t n, std::int64_t 
     if (d <= 0) throw UsageError("--n must be positive (got " + std::to_string(d) + ")");
     if (d > kMaxDimension) throw UsageError(fmt::format("matmul dimensions are at most {} (got {})", kMaxDimension, d));
   }
-  Problem p;
-  p.size = m * n * k;  // multiply-adds: what nearest-size lookup should compare
-  p.dtype = "float32";
-  p.key = fmt::format("m={},n={},k={},type=float32", m, n, k);
-  p.fields = {{"m", m}, {"n", n}, {"k", k}, {"type", "float32"}};
-  return p;
+  return schema().make({{"m", m}, {"n", n}, {"k", k}});
+}
+
+const ProblemSchema& MatmulFamily::schema() {
+  // The size is m * n * k, the multiply-adds: what nearest-size lookup should compare.
+  static const ProblemSchema schema = ProblemSchema()
+                                          .extent("m", "rows of A and C")
+                                          .range(1, kMaxDimension)
+                                          .extent("n", "columns of B and C")
+                                          .range(1, kMaxDimension)
+                                          .extent("k", "columns of A, rows of B")
+                                          .range(1, kMaxDimension)
+                                          .element_type("type", {"float32"}, "float32");
+  return schema;
 }
 
 std::vector<Problem> MatmulFamily::problems(const ProblemRequest& request) const {

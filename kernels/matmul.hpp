@@ -28,6 +28,10 @@ class MatmulFamily : public Family {
   Work work(const Problem& problem) const override;
 
   static Problem make_problem(std::int64_t m, std::int64_t n, std::int64_t k);
+  // m x k times k x n (extents: the size is m * n * k multiply-adds), type float32.
+  static const ProblemSchema& schema();
+  const ProblemSchema& problem_schema() const override { return schema(); }
+
   static std::int64_t threads(std::int64_t tile, std::int64_t ept) { return (tile / ept) * (tile / ept); }
   // Floats of one tile that each thread fetches (the widest useful vector load).
   static std::int64_t fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept, std::int64_t bk);

@@ -22,10 +22,10 @@ constexpr double kAlphaMin = 1.5, kAlphaMax = 3.5;
 
 double largest_point() { return std::pow(kTailCut, -1 / kParetoTail); }
 
-std::int64_t window_of(const Problem& p) { return p.fields["w"].get<std::int64_t>(); }
-std::int64_t exponents_of(const Problem& p) { return p.fields["a"].get<std::int64_t>(); }
+std::int64_t window_of(const Problem& p) { return p.integer("w"); }
+std::int64_t exponents_of(const Problem& p) { return p.integer("a"); }
 // Problems stored before the field existed had random exponents.
-bool grid_alphas(const Problem& p) { return p.fields.value("alphas", std::string("random")) == "grid"; }
+bool grid_alphas(const Problem& p) { return p.text("alphas") == "grid"; }
 
 }  // namespace
 
@@ -107,13 +107,19 @@ Problem PowersumFamily::make_problem(std::int64_t window, std::int64_t exponents
   if (window > kMaxWindow)
     throw UsageError(fmt::format("powersum windows hold at most {} points (got {})", kMaxWindow, window));
   if (exponents <= 0 || exponents > 65535) throw UsageError("powersum needs 1 to 65535 exponents");
-  Problem p;
-  p.size = window;
-  p.dtype = "float64";
-  const char* spread = alphas == Alphas::grid ? "grid" : "random";
-  p.key = fmt::format("w={},a={},alphas={},type=float64", window, exponents, spread);
-  p.fields = {{"w", window}, {"a", exponents}, {"alphas", spread}, {"type", "float64"}};
-  return p;
+  return schema().make({{"w", window}, {"a", exponents}, {"alphas", alphas == Alphas::grid ? "grid" : "random"}});
+}
+
+const ProblemSchema& PowersumFamily::schema() {
+  static const ProblemSchema schema = ProblemSchema()
+                                          .extent("w", "points in the window")
+                                          .range(1, kMaxWindow)
+                                          .extent("a", "candidate exponents")
+                                          .range(1, 65535)
+                                          .enumeration("alphas", {"grid", "random"}, "grid",
+                                                       "exponents evenly spaced over [1.5, 3.5], or sorted uniform draws")
+                                          .element_type("type", {"float64"}, "float64");
+  return schema;
 }
 
 std::vector<Problem> PowersumFamily::problems(const ProblemRequest& request) const {

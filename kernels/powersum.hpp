@@ -37,6 +37,10 @@ class PowersumFamily : public Family {
   // uses (Clauset et al.'s plfit scans 1.5:0.01:3.5), or sorted uniform draws.
   enum class Alphas { grid, random };
   static Problem make_problem(std::int64_t window, std::int64_t exponents = kDefaultExponents, Alphas alphas = Alphas::grid);
+  // w points and a exponents (extents: the size is w * a), alphas, type float64.
+  static const ProblemSchema& schema();
+  const ProblemSchema& problem_schema() const override { return schema(); }
+
   // Shared memory one block needs as the template lays it out: the two trees of the tree maps, the tile
   // and line maps' transpose or the sym map's tiles (static), and the staged window or the line map's
   // per-k ladder starts of one chunk (dynamic).

@@ -13,8 +13,8 @@ namespace {
 
 const std::vector<std::string> kTypes{"float32", "float64"};
 
-std::int64_t n_of(const Problem& p) { return p.fields["n"].get<std::int64_t>(); }
-std::int64_t element_bytes(const Problem& p) { return static_cast<std::int64_t>(element_type(p.dtype, kTypes).bytes); }
+std::int64_t n_of(const Problem& p) { return p.integer("n"); }
+std::int64_t element_bytes(const Problem& p) { return static_cast<std::int64_t>(element_type(p.dtype(), kTypes).bytes); }
 std::int64_t tiles_of(const Problem& p, const ConfigView& c) { return (n_of(p) + c["block"] * c["ept"] - 1) / (c["block"] * c["ept"]); }
 
 // The value *out starts from in the atomic pass, as one repeated 32-bit word.
@@ -79,21 +79,33 @@ Space ReduceFamily::space(const DeviceLimits& limits) const {
   return s;
 }
 
+const ProblemSchema& ReduceFamily::schema() {
+  static const ProblemSchema schema = ProblemSchema()
+                                          .extent("n", "elements to reduce")
+                                          .enumeration("op", {"sum", "min", "max"}, "sum", "the operator")
+                                          .element_type("type", kTypes, "float32");
+  return schema;
+}
+
+namespace {
+void check_reduce_problem(const Problem& p) {
+  if (p.dtype() == "float64" && p.text("op") != "sum") throw UsageError("reduce: float64 takes only sum");
+}
+}  // namespace
+
+void ReduceFamily::check_problem(const Problem& p) const { check_reduce_problem(p); }
+
 Problem ReduceFamily::make_problem(std::int64_t n, ReductionOp op, const std::string& type) {
   if (n <= 0) throw UsageError("--n must be positive (got " + std::to_string(n) + ")");
   element_type(type, kTypes);
-  if (type == "float64" && op != ReductionOp::sum) throw UsageError("reduce: float64 takes only sum");
   if (op == ReductionOp::mean) throw UsageError("reduce: no mean (take the sum)");
-  Problem p;
-  p.size = n;
-  p.dtype = type;
-  p.key = fmt::format("n={},op={},type={}", n, to_string(op), type);
-  p.fields = {{"n", n}, {"op", to_string(op)}, {"type", type}};
+  Problem p = schema().make({{"n", n}, {"op", to_string(op)}, {"type", type}});
+  check_reduce_problem(p);
   return p;
 }
 
 ReductionOp ReduceFamily::op_of(const Problem& p) {
-  return reduction_op(p.fields["op"].get<std::string>(), {ReductionOp::sum, ReductionOp::min, ReductionOp::max});
+  return reduction_op(p.text("op"), {ReductionOp::sum, ReductionOp::min, ReductionOp::max});
 }
 
 std::vector<Problem> ReduceFamily::problems(const ProblemRequest& request) const {
@@ -111,7 +123,7 @@ std::vector<Problem> ReduceFamily::problems(const ProblemRequest& request) const
 }
 
 std::vector<std::string> ReduceFamily::problem_definitions(const Problem& p) const {
-  return {"-DCUTUNE_T=" + element_type(p.dtype, kTypes).cuda_name,
+  return {"-DCUTUNE_T=" + element_type(p.dtype(), kTypes).cuda_name,
           "-DCUTUNE_OP=" + std::to_string(template_op_code(op_of(p)))};
 }
 
@@ -143,7 +155,7 @@ std::vector<Step> ReduceFamily::plan(const Problem& p, const ConfigView& c) cons
 }
 
 void ReduceFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {
-  dispatch_type(p.dtype, [&](auto zero) {
+  dispatch_type(p.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const auto in = inputs.as<T>("in");
     const ReductionOp op = op_of(p);
@@ -156,7 +168,7 @@ void ReduceFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuf
 
 HostBuffers ReduceFamily::reference(const Problem& p, const HostBuffers& inputs) const {
   HostBuffers expected;
-  dispatch_type(p.dtype, [&](auto zero) {
+  dispatch_type(p.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const auto in = inputs.as<T>("in");
     expected.at("out").resize(sizeof(T));
@@ -170,7 +182,7 @@ HostBuffers ReduceFamily::reference(const Problem& p, const HostBuffers& inputs)
 
 Verdict ReduceFamily::compare(const Problem& p, const HostBuffers& expected, const HostBuffers& actual) const {
   Verdict verdict;
-  dispatch_type(p.dtype, [&](auto zero) {
+  dispatch_type(p.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if (op_of(p) == ReductionOp::sum)
       verdict = compare_close<T>("out", expected.as<T>("out"), actual.as<T>("out"), 0, expected.as<double>("tolerance")[0]);

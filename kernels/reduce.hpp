@@ -30,6 +30,10 @@ class ReduceFamily : public Family {
 
   // float32 takes sum, min and max; float64 takes sum. Throws UsageError otherwise.
   static Problem make_problem(std::int64_t n, ReductionOp op, const std::string& type);
+  // n elements, op, type.
+  static const ProblemSchema& schema();
+  const ProblemSchema& problem_schema() const override { return schema(); }
+  void check_problem(const Problem& problem) const override;
   static ReductionOp op_of(const Problem& problem);
   // Shared memory of one block, as the template lays it out.
   static std::int64_t shared_bytes(std::int64_t finish, std::int64_t block, std::int64_t pad, std::int64_t element_bytes);

@@ -20,7 +20,7 @@ struct Geometry {
 };
 
 Geometry geometry_of(const Problem& p) {
-  return {p.fields["series"].get<std::int64_t>(), p.fields["points"].get<std::int64_t>(), p.fields["window"].get<std::int64_t>()};
+  return {p.integer("series"), p.integer("points"), p.integer("window")};
 }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -61,19 +61,30 @@ Space ResampleFamily::space(const DeviceLimits& limits) const {
 
 Problem ResampleFamily::make_problem(std::int64_t series, std::int64_t points, std::int64_t window, ReductionOp op) {
   if (series <= 0 || points <= 0 || window <= 0) throw UsageError("resample: series, points and window must be positive");
-  const Geometry g{series, points, window};
-  // The template indexes windows with 32 bits and points within a series with 31.
-  if (points > std::numeric_limits<std::int32_t>::max() || g.windows() > std::numeric_limits<std::int32_t>::max())
-    throw UsageError("resample: at most 2^31 points per series and 2^31 windows");
-  Problem p;
-  p.size = g.total_points();
-  p.dtype = "float32";
-  p.key = fmt::format("series={},points={},window={},op={},type=float32", series, points, window, to_string(op));
-  p.fields = {{"series", series}, {"points", points}, {"window", window}, {"op", to_string(op)}, {"type", "float32"}};
+  Problem p = schema().make({{"series", series}, {"points", points}, {"window", window}, {"op", to_string(op)}});
+  ResampleFamily().check_problem(p);
   return p;
 }
 
-ReductionOp ResampleFamily::op_of(const Problem& p) { return reduction_op(p.fields["op"].get<std::string>(), kOps); }
+const ProblemSchema& ResampleFamily::schema() {
+  static const ProblemSchema schema = ProblemSchema()
+                                          .extent("series", "time series")
+                                          .extent("points", "points per series")
+                                          .integer("window", std::nullopt, "points per window")
+                                          .range(1, std::nullopt)
+                                          .enumeration("op", {"sum", "mean", "min", "max"}, "mean", "what a window computes")
+                                          .element_type("type", {"float32"}, "float32");
+  return schema;
+}
+
+void ResampleFamily::check_problem(const Problem& p) const {
+  // The template indexes windows with 32 bits and points within a series with 31.
+  const Geometry g = geometry_of(p);
+  if (g.points > std::numeric_limits<std::int32_t>::max() || g.windows() > std::numeric_limits<std::int32_t>::max())
+    throw UsageError("resample: at most 2^31 points per series and 2^31 windows");
+}
+
+ReductionOp ResampleFamily::op_of(const Problem& p) { return reduction_op(p.text("op"), kOps); }
 
 std::vector<Problem> ResampleFamily::problems(const ProblemRequest& request) const {
   element_type(request.type.value_or("float32"), {"float32"});

@@ -31,6 +31,10 @@ class ResampleFamily : public Family {
 
   // `series` series of `points` float32 points, windows of `window` points, one op per window.
   static Problem make_problem(std::int64_t series, std::int64_t points, std::int64_t window, ReductionOp op);
+  // series x points (extents), window, op, type float32.
+  static const ProblemSchema& schema();
+  const ProblemSchema& problem_schema() const override { return schema(); }
+  void check_problem(const Problem& problem) const override;
   static ReductionOp op_of(const Problem& problem);
   // Bytes of shared memory a block of a thread-mapped, staged config asks for on this window size.
   static std::int64_t stage_bytes(std::int64_t block, std::int64_t wpt, std::int64_t window, std::int64_t vec,

@@ -16,16 +16,16 @@ constexpr std::uint64_t kNoError = ~0ull;
 
 std::int64_t tiles_of(const Problem& p, const ConfigView& c) {
   const std::int64_t tile = c["block"] * c["ept"];
-  return (p.fields["n"].get<std::int64_t>() + tile - 1) / tile;
+  return (p.integer("n") + tile - 1) / tile;
 }
 
 std::int64_t padded_size(std::int64_t n, std::int64_t pad) { return pad ? n + n / 32 + 1 : n; }
 
 template <class T>
 void generate(const Problem& p, std::uint64_t seed, HostBuffers& inputs) {
-  const auto n = p.fields["n"].get<std::int64_t>();
-  const auto starts_offset = p.fields["starts_offset"].get<std::int64_t>();
-  const auto stops_offset = p.fields["stops_offset"].get<std::int64_t>();
+  const auto n = p.integer("n");
+  const auto starts_offset = p.integer("starts_offset");
+  const auto stops_offset = p.integer("stops_offset");
   auto starts = inputs.as<T>("starts");
   auto stops = inputs.as<T>("stops");
   std::mt19937_64 rng(seed);
@@ -43,9 +43,9 @@ void generate(const Problem& p, std::uint64_t seed, HostBuffers& inputs) {
 
 template <class T>
 void run_reference(const Problem& p, const HostBuffers& inputs, HostBuffers& expected) {
-  const auto n = p.fields["n"].get<std::int64_t>();
-  const auto starts = inputs.as<T>("starts").subspan(p.fields["starts_offset"].get<std::int64_t>(), n);
-  const auto stops = inputs.as<T>("stops").subspan(p.fields["stops_offset"].get<std::int64_t>(), n);
+  const auto n = p.integer("n");
+  const auto starts = inputs.as<T>("starts").subspan(p.integer("starts_offset"), n);
+  const auto stops = inputs.as<T>("stops").subspan(p.integer("stops_offset"), n);
   expected.at("tooffsets").resize((n + 1) * sizeof(std::int64_t));
   expected.at("error").resize(sizeof(std::uint64_t));
   const auto bad = compact_offsets<T>(starts, stops, expected.as<std::int64_t>("tooffsets"));
@@ -102,13 +102,20 @@ Problem ScanFamily::make_problem(std::int64_t n, const std::string& type, std::i
   if (n <= 0) throw UsageError("--n must be positive (got " + std::to_string(n) + ")");
   if (starts_offset < 0 || stops_offset < 0) throw UsageError("scan offsets must not be negative");
   element_type(type, kTypes);
-  Problem p;
-  p.size = n;
-  p.dtype = type;
-  p.key = fmt::format("n={},type={}", n, type);
-  if (starts_offset || stops_offset) p.key += fmt::format(",starts_offset={},stops_offset={}", starts_offset, stops_offset);
-  p.fields = {{"n", n}, {"type", type}, {"starts_offset", starts_offset}, {"stops_offset", stops_offset}};
-  return p;
+  return schema().make({{"n", n}, {"type", type}, {"starts_offset", starts_offset}, {"stops_offset", stops_offset}});
+}
+
+const ProblemSchema& ScanFamily::schema() {
+  static const ProblemSchema schema = ProblemSchema()
+                                          .extent("n", "lists")
+                                          .element_type("type", kTypes, "int32")
+                                          .integer("starts_offset", 0, "elements of starts before the first list")
+                                          .range(0, std::nullopt)
+                                          .unkeyed_at_default()
+                                          .integer("stops_offset", 0, "elements of stops before the first list")
+                                          .range(0, std::nullopt)
+                                          .unkeyed_at_default();
+  return schema;
 }
 
 std::vector<Problem> ScanFamily::problems(const ProblemRequest& request) const {
@@ -122,15 +129,15 @@ std::vector<Problem> ScanFamily::problems(const ProblemRequest& request) const {
 }
 
 std::vector<std::string> ScanFamily::problem_definitions(const Problem& problem) const {
-  return {"-DCUTUNE_T=" + element_type(problem.dtype, kTypes).cuda_name};
+  return {"-DCUTUNE_T=" + element_type(problem.dtype(), kTypes).cuda_name};
 }
 
 std::vector<BufferSpec> ScanFamily::buffers(const Problem& p) const {
-  const auto n = p.fields["n"].get<std::int64_t>();
-  const auto bytes = static_cast<std::int64_t>(element_type(p.dtype, kTypes).bytes);
+  const auto n = p.integer("n");
+  const auto bytes = static_cast<std::int64_t>(element_type(p.dtype(), kTypes).bytes);
   return {
-      {"starts", (p.fields["starts_offset"].get<std::int64_t>() + n) * bytes, BufferRole::input},
-      {"stops", (p.fields["stops_offset"].get<std::int64_t>() + n) * bytes, BufferRole::input},
+      {"starts", (p.integer("starts_offset") + n) * bytes, BufferRole::input},
+      {"stops", (p.integer("stops_offset") + n) * bytes, BufferRole::input},
       {"tooffsets", (n + 1) * 8, BufferRole::output},
       {"error", 8, BufferRole::output},
   };
@@ -143,10 +150,10 @@ std::vector<BufferSpec> ScanFamily::scratch(const Problem& p, const ConfigView& 
 }
 
 std::vector<Step> ScanFamily::plan(const Problem& p, const ConfigView& c) const {
-  const auto n = p.fields["n"].get<std::int64_t>();
-  const auto bytes = static_cast<std::int64_t>(element_type(p.dtype, kTypes).bytes);
-  const BufferArg starts{"starts", p.fields["starts_offset"].get<std::int64_t>() * bytes};
-  const BufferArg stops{"stops", p.fields["stops_offset"].get<std::int64_t>() * bytes};
+  const auto n = p.integer("n");
+  const auto bytes = static_cast<std::int64_t>(element_type(p.dtype(), kTypes).bytes);
+  const BufferArg starts{"starts", p.integer("starts_offset") * bytes};
+  const BufferArg stops{"stops", p.integer("stops_offset") * bytes};
   const std::int64_t tiles = tiles_of(p, c);
   const Dim3 block{static_cast<unsigned>(c["block"])};
   const Dim3 grid{static_cast<unsigned>(tiles)};
@@ -169,12 +176,12 @@ std::vector<Step> ScanFamily::plan(const Problem& p, const ConfigView& c) const 
 }
 
 void ScanFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {
-  dispatch_type(p.dtype, [&](auto zero) { generate<decltype(zero)>(p, seed, inputs); });
+  dispatch_type(p.dtype(), [&](auto zero) { generate<decltype(zero)>(p, seed, inputs); });
 }
 
 HostBuffers ScanFamily::reference(const Problem& p, const HostBuffers& inputs) const {
   HostBuffers expected;
-  dispatch_type(p.dtype, [&](auto zero) { run_reference<decltype(zero)>(p, inputs, expected); });
+  dispatch_type(p.dtype(), [&](auto zero) { run_reference<decltype(zero)>(p, inputs, expected); });
   return expected;
 }
 
@@ -194,8 +201,8 @@ Verdict ScanFamily::compare(const Problem&, const HostBuffers& expected, const H
 }
 
 Work ScanFamily::work(const Problem& p) const {
-  const auto n = static_cast<double>(p.fields["n"].get<std::int64_t>());
-  const double element = static_cast<double>(element_type(p.dtype, kTypes).bytes);
+  const auto n = static_cast<double>(p.integer("n"));
+  const double element = static_cast<double>(element_type(p.dtype(), kTypes).bytes);
   return {2 * n * element + (n + 1) * 8, n};  // one subtraction and one addition per element
 }
 

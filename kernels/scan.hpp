@@ -30,6 +30,10 @@ class ScanFamily : public Family {
   // A problem with explicit offsets into starts/stops (the tuning defaults use 0).
   static Problem make_problem(std::int64_t n, const std::string& type, std::int64_t starts_offset = 0,
                               std::int64_t stops_offset = 0);
+  // n lists, type; where the lists start in starts and stops (left out of keys at 0).
+  static const ProblemSchema& schema();
+  const ProblemSchema& problem_schema() const override { return schema(); }
+
   // Bytes of shared memory one block needs (static + dynamic), as the template lays it out.
   static std::int64_t static_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t pad);
   static std::int64_t dynamic_shared_bytes(std::int64_t block, std::int64_t ept, std::int64_t pad);

@@ -99,7 +99,7 @@ void store_best_cubins(db::Store& store, const Family& family, const Space& spac
       store.put_cubin({0, arch, template_id, problem_id, best->config, {compiled.cubin.begin(), compiled.cubin.end()},
                        best->launch_json, nlohmann::json(compiled.options).dump(), nvrtc_version(), ""});
     } catch (const std::exception& e) {
-      std::cerr << fmt::format("tune: warning: no cubin stored for {} {}: {}\n", family.name(), problem->key, e.what());
+      std::cerr << fmt::format("tune: warning: no cubin stored for {} {}: {}\n", family.name(), problem->key(), e.what());
     }
   }
 }
@@ -121,6 +121,10 @@ Space tuning_space(const Family& family, const DeviceLimits& limits, const std::
 }
 
 std::string tool_version() { return "cutune 0.1.0"; }
+
+db::ProblemRecord problem_record(const Family& family, const Problem& problem) {
+  return {0, family.name(), problem.key(), problem.size(), problem.dtype(), problem.descriptor().dump(), problem.match_key()};
+}
 
 Session::Session(const Family& family, Device& device, db::Store& store, SessionOptions options)
     : family_(family), device_(device), store_(store), options_(std::move(options)) {}
@@ -180,10 +184,10 @@ SessionResult Session::run() {
   };
 
   std::vector<TunedProblem> tuned_problems;
+  store_.put_problem_schema(family_.name(), family_.problem_schema());  // before its problems: they derive from it
   for (const Problem& problem : options_.problems) {
     if (stopped) break;
-    db::ProblemRecord problem_record{0, family_.name(), problem.key, problem.size, problem.dtype, problem.fields.dump()};
-    const std::int64_t problem_id = store_.upsert_problem(problem_record);
+    const std::int64_t problem_id = store_.upsert_problem(problem_record(family_, problem));
     tuned_problems.push_back({&problem, problem_id});
     auto already = store_.measured_configs(device_id, template_id, problem_id);
     const Work work = family_.work(problem);
@@ -267,7 +271,7 @@ SessionResult Session::run() {
         ++problem_done;
         ++done;
         const double per_eval = result.evaluated ? evaluation_seconds / static_cast<double>(result.evaluated) : -1;
-        progress.update(fmt::format("[{} {}] {}/{} configs  ETA {}  best {}", family_.name(), problem.key, done, total,
+        progress.update(fmt::format("[{} {}] {}/{} configs  ETA {}  best {}", family_.name(), problem.key(), done, total,
                                     format_duration(per_eval * static_cast<double>(total - done)),
                                     best_ms ? fmt::format("{:.4f} ms ({})", *best_ms, best_config) : "none yet"),
                         done == total);

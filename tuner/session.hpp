@@ -53,6 +53,9 @@ class Session {
   SessionOptions options_;
 };
 
+// How a problem is stored: its family, key, size, element type, descriptor and match key.
+db::ProblemRecord problem_record(const Family& family, const Problem& problem);
+
 // Table of best configs (per device and problem), as printed by `tune --best` and after a run.
 void print_best_table(std::ostream& out, const std::vector<db::BestRow>& rows);
 

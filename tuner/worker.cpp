@@ -232,7 +232,7 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
     if (!problem_sent_) {
       request({{"op", "problem"},
                {"family", family_.name()},
-               {"problem", {{"key", problem_->key}, {"size", problem_->size}, {"dtype", problem_->dtype}, {"fields", problem_->fields}}},
+               {"problem", problem_->descriptor()},
                {"seed", seed_},
                {"measure", to_json(options_)}},
               600);
@@ -283,9 +283,7 @@ int serve_worker(int device_ordinal) {
       if (op == "problem") {
         family = &family_named(message->at("family").get<std::string>());
         space = family->space(device->limits());
-        const auto& p = message->at("problem");
-        Problem problem{p.at("key").get<std::string>(), p.at("size").get<std::int64_t>(), p.at("dtype").get<std::string>(),
-                        p.at("fields")};
+        const Problem problem = family->problem_from_descriptor(message->at("problem"));
         evaluator = std::make_unique<GpuEvaluator>(*device, *family, measure_options_from_json(message->at("measure")));
         evaluator->set_problem(problem, message->at("seed").get<std::uint64_t>());
         write_frame(STDOUT_FILENO, {{"ok", true}});

@@ -10,6 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "schema.hpp"
 #include "store.hpp"
 #include "temp_folder.hpp"
 
@@ -126,6 +129,12 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel matmul --device 0 --restrict 'tile > 4096'" + with_db), "leaves no config");
   expect_usage_error(tune("--bogus-flag"), "bogus");
   expect_usage_error(tune("--kernel scan"), "--device");
+  expect_usage_error(tune("--kernel reduce --device 0 --problem n=10,opp=min" + with_db), "unknown problem field 'opp'");
+  expect_usage_error(tune("--kernel reduce --device 0 --problem n=10,op=min,type=float64" + with_db),
+                     "float64 takes only sum");
+  expect_usage_error(tune("--kernel reduce --device 0 --problem n=10 --n 20" + with_db), "without --n");
+  expect_usage_error(tune("--kernel resample --compile-only --problem series=1,points=10" + with_db),
+                     "'window' needs a value");
   EXPECT_EQ(count_results(db), 1);  // nothing stored, nothing lost
 }
 
@@ -311,6 +320,58 @@ TEST(CliDb, LookupPrintsThePlansMemsets) {
   ASSERT_NE(memset, std::string::npos) << run.out;
   ASSERT_NE(launch, std::string::npos) << run.out;
   EXPECT_LT(memset, launch) << run.out;
+}
+
+// A reduce database with a sum and a min at the same size, the min's config faster.
+std::string reduce_database(const std::filesystem::path& folder) {
+  const std::string path = (folder / "reduce.db").string();
+  cutune::db::Store store(path);
+  store.put_problem_schema("reduce", cutune::ProblemSchema::from_json(
+                                         nlohmann::json::parse(cutune::db::frozen_v3_problem_schema("reduce"))));
+  cutune::db::DeviceRecord d;
+  d.uuid = "GPU-test";
+  d.name = "Test GPU";
+  const auto device = store.upsert_device(d);
+  const auto tmpl = store.upsert_template("reduce", "h", "s");
+  const auto run = store.begin_run({0, "reduce", device, tmpl, "brute_force", 1, "", "", "", "", "", ""});
+  for (const auto& [op, config, ms, word] : {std::tuple{"sum", "pass=twopass", 2.0, "0"}, {"min", "pass=atomic", 1.0, "2139095040"}}) {
+    const std::string descriptor = std::string(R"({"n":1024,"op":")") + op + R"("})";
+    cutune::db::ResultRecord r;
+    r.run_id = run;
+    r.device_id = device;
+    r.template_id = tmpl;
+    r.problem_id = store.upsert_problem({0, "reduce", "", 0, "", descriptor, ""});
+    r.config = config;
+    r.config_json = "{}";
+    r.status = "ok";
+    r.time_ms_median = ms;
+    r.launch_json = std::string(R"([{"memset":"out","word":)") + word + R"(,"bytes":4,"byte_offset":0}])";
+    store.add_result(r);
+  }
+  return path;
+}
+
+// A lookup names the problem's fields; answers come only from problems with the same fields.
+TEST(CliDb, LookupMatchesTheProblemsFields) {
+  const auto folder = temp_folder();
+  const std::string db = " --db " + reduce_database(folder);
+  const CommandRun sum = tune("db lookup --family reduce --n 1024 --problem op=sum --device-uuid GPU-test" + db);
+  ASSERT_EQ(sum.exit_code, 0) << sum.err;
+  EXPECT_NE(sum.out.find("config     pass=twopass"), std::string::npos) << sum.out;
+  EXPECT_NE(sum.out.find("matching   op=sum,type=float32"), std::string::npos) << sum.out;
+  EXPECT_NE(sum.out.find("to word 0x00000000"), std::string::npos) << sum.out;
+  const CommandRun min = tune("db lookup --family reduce --problem n=1024,op=min --device-uuid GPU-test" + db);
+  ASSERT_EQ(min.exit_code, 0) << min.err;
+  EXPECT_NE(min.out.find("config     pass=atomic"), std::string::npos) << min.out;
+  EXPECT_NE(min.out.find("to word 0x7f800000"), std::string::npos) << min.out;
+  expect_usage_error(tune("db lookup --family reduce --n 1024 --problem opp=min" + db), "unknown problem field 'opp'");
+  expect_usage_error(tune("db lookup --family reduce --n 1024 --problem op=avg" + db), "takes one of sum, min, max");
+  const CommandRun families = tune("db families" + db);
+  ASSERT_EQ(families.exit_code, 0) << families.err;
+  EXPECT_NE(families.out.find("problem fields: n (extent), op (sum|min|max, default sum), type (float32|float64, "
+                              "default float32)"),
+            std::string::npos)
+      << families.out;
 }
 
 TEST(CliDb, ImportListExportLookupAndMerge) {

@@ -10,6 +10,7 @@
 
 #include "compile.hpp"
 #include "scan.hpp"
+#include "session.hpp"
 #include "store.hpp"
 
 using namespace cutune;
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   const auto device_id = store.upsert_device(device);
   const std::string source = scan.source();
   const auto template_id = store.upsert_template("scan", "example", source);
+  store.put_problem_schema("scan", scan.problem_schema());
   const auto run = store.begin_run({0, "scan", device_id, template_id, "example", 1, "", "make_example_db", "", "", "", ""});
   // Made-up times: the look-back config is the fastest at both sizes.
   const std::vector<std::pair<std::string, double>> configs{{"algo=lookback,block=256,ept=8,vec=4,pad=1", 1.0},
@@ -51,7 +53,7 @@ int main(int argc, char** argv) {
                                                             {"algo=blelloch,block=128,ept=2,vec=2,pad=1", 2.1}};
   for (std::int64_t n : {1 << 16, 1 << 22}) {
     const Problem problem = ScanFamily::make_problem(n, "int32");
-    const auto problem_id = store.upsert_problem({0, "scan", problem.key, problem.size, problem.dtype, problem.fields.dump()});
+    const auto problem_id = store.upsert_problem(problem_record(scan, problem));
     for (const auto& [key, relative] : configs) {
       const Config config = space.parse(key);
       db::ResultRecord r;

@@ -142,6 +142,8 @@ class EditedFamily : public Family {
   std::string summary() const override { return base_.summary(); }
   std::string template_file() const override { return base_.template_file(); }
   std::vector<Problem> problems(const ProblemRequest& r) const override { return base_.problems(r); }
+  const ProblemSchema& problem_schema() const override { return base_.problem_schema(); }
+  void check_problem(const Problem& p) const override { base_.check_problem(p); }
   std::vector<std::string> problem_definitions(const Problem& p) const override { return base_.problem_definitions(p); }
   std::vector<BufferSpec> buffers(const Problem& p) const override { return base_.buffers(p); }
   std::vector<BufferSpec> scratch(const Problem& p, const ConfigView& c) const override { return base_.scratch(p, c); }

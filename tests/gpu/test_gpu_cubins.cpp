@@ -36,10 +36,10 @@ TEST(GpuCubins, TheBestConfigOfEachProblemIsStoredAndLoads) {
   const std::string arch = device.limits().arch();
   for (const Problem& problem : options.problems) {
     const lookup::Query query{"scan", {fingerprint.uuid, fingerprint.name, fingerprint.cc_major, fingerprint.cc_minor},
-                              {problem.size, problem.dtype}};
+                              {problem.size(), problem.dtype()}};
     const auto match = results.find(query);
     EXPECT_EQ(match->level, lookup::Level::exact_device);
-    EXPECT_EQ(match->matched_problem, problem.key);
+    EXPECT_EQ(match->matched_problem, problem.key());
     const auto cubin = results.cubin(query, arch);
     ASSERT_TRUE(cubin) << cubin.reason;
     EXPECT_TRUE(cubin.exact_arch);

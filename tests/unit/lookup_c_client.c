@@ -7,10 +7,15 @@
 int c_client_describe(const char* path, const char* uuid, int64_t n, char* out, size_t out_size) {
   cutune_db* db = NULL;
   cutune_match* match = NULL;
-  cutune_launch launch;
+  cutune_launch launch = CUTUNE_LAUNCH_INIT;
   int64_t block = 0;
-  cutune_query query = {"scan", uuid, NULL, 0, 0, n, "int32"};
-  cutune_status status = cutune_db_open(path, &db);
+  cutune_query query = CUTUNE_QUERY_INIT;
+  cutune_status status;
+  query.family = "scan";
+  query.device_uuid = uuid;
+  query.size = n;
+  query.dtype = "int32";
+  status = cutune_db_open(path, &db);
   if (status != CUTUNE_OK) return status;
   status = cutune_find(db, &query, &match);
   if (status == CUTUNE_OK) status = cutune_match_integer(match, "block", &block);

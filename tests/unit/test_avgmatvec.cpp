@@ -76,7 +76,7 @@ TEST(AvgmatvecProblems, DefaultsAndValidation) {
   AvgmatvecFamily family;
   const auto defaults = family.problems({});
   ASSERT_EQ(defaults.size(), 2u);
-  EXPECT_EQ(defaults[1].key, "n=1024,m=1024,l=1024,type=float32");
+  EXPECT_EQ(defaults[1].key(), "n=1024,m=1024,l=1024,type=float32");
   EXPECT_THROW(family.problems({"int32", {}}), UsageError);
   EXPECT_THROW(family.problems({std::nullopt, {-1}}), UsageError);
   EXPECT_THROW(family.problems({std::nullopt, {AvgmatvecFamily::kMaxLength + 1}}), UsageError);

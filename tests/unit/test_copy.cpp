@@ -17,9 +17,9 @@ const CopyFamily copy;
 TEST(CopyProblems, AlignedOffsetAndStrideAtEverySize) {
   const auto list = copy.problems({});
   ASSERT_EQ(list.size(), 3u);
-  EXPECT_EQ(list[0].key, "n=134217728,type=float32");
-  EXPECT_EQ(list[1].key, "n=134217728,type=float32,offset=1");
-  EXPECT_EQ(list[2].key, "n=134217728,type=float32,stride=2");
+  EXPECT_EQ(list[0].key(), "n=134217728,type=float32");
+  EXPECT_EQ(list[1].key(), "n=134217728,type=float32,offset=1");
+  EXPECT_EQ(list[2].key(), "n=134217728,type=float32,stride=2");
   EXPECT_EQ(copy.problems({std::nullopt, {1000, 2000}}).size(), 6u);
   EXPECT_THROW(copy.problems({"float64", {}}), UsageError);
   EXPECT_THROW(CopyFamily::make_problem(10, -1, 1), UsageError);

@@ -174,7 +174,12 @@ TEST(KernelTunerImport, EveryLandscapeKeepsItsFastestEntryAndEveryFailure) {
       EXPECT_EQ(count(store, "runs"), 1);
     }
   }
-  EXPECT_EQ(files, 4);
+  // Every landscape in the folder, however many it holds (the shared folder grows).
+  int in_folder = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kLandscapes))
+    in_folder += entry.path().filename().string().ends_with(".json.gz") ? 1 : 0;
+  EXPECT_GT(files, 0);
+  EXPECT_EQ(files, in_folder);
 }
 
 TEST(KernelTunerImport, ImportedResultsAnswerLookups) {

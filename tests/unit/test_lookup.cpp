@@ -113,7 +113,7 @@ TEST(Lookup, PrecomputedFamilyDefaultsAgreeWithScoringAndGoStaleOnAnyWrite) {
     db::Store store(db.path);
     store.refresh_family_defaults();
     auto row = store.database().prepare(
-        "SELECT config, pairs, geomean_ratio FROM family_defaults WHERE family = 'scan' AND dtype = 'int32'");
+        "SELECT config, pairs, geomean_ratio FROM family_defaults WHERE family = 'scan' AND match_key = 'type=int32'");
     ASSERT_TRUE(row.step());
     EXPECT_EQ(row.column_text(0), kSteady);
     EXPECT_EQ(row.column_int(1), 3);

@@ -55,7 +55,7 @@ TEST(LookupC, EveryAccessor) {
   OneDevice fixture;
   Handles h;
   ASSERT_EQ(cutune_db_open(fixture.path.c_str(), &h.db), CUTUNE_OK) << cutune_last_error();
-  const cutune_query q{"scan", nullptr, "C GPU", 9, 0, 4096, "int32"};
+  const cutune_query q{sizeof(cutune_query), "scan", nullptr, "C GPU", 9, 0, 4096, "int32", nullptr, 0};
   ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
   EXPECT_EQ(cutune_match_level(h.match), CUTUNE_LEVEL_EXACT_DEVICE);
   EXPECT_STREQ(cutune_match_basis(h.match), "device name C GPU");
@@ -68,7 +68,7 @@ TEST(LookupC, EveryAccessor) {
   EXPECT_EQ(value, 8);
   EXPECT_EQ(cutune_match_integer(h.match, "algo", &value), CUTUNE_NOT_FOUND);
   EXPECT_NE(std::string(cutune_last_error()).find("algo"), std::string::npos);
-  cutune_launch launch;
+  cutune_launch launch = CUTUNE_LAUNCH_INIT;
   EXPECT_EQ(cutune_match_launch(h.match, 1, &launch), CUTUNE_NOT_FOUND);
   EXPECT_EQ(cutune_match_matched_size(h.match), 4096);
   EXPECT_STREQ(cutune_match_matched_problem(h.match), "n=4096,type=int32");
@@ -101,11 +101,11 @@ TEST(LookupC, StepsCarryMemsetsAndLaunchesInOrder) {
   }
   Handles h;
   ASSERT_EQ(cutune_db_open(path.c_str(), &h.db), CUTUNE_OK) << cutune_last_error();
-  const cutune_query q{"reduce", "GPU-c", nullptr, 9, 0, 4096, "float32"};
+  const cutune_query q{sizeof(cutune_query), "reduce", "GPU-c", nullptr, 9, 0, 4096, "float32", nullptr, 0};
   ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
   ASSERT_EQ(cutune_match_step_count(h.match), 2u);
   EXPECT_EQ(cutune_match_launch_count(h.match), 1u);
-  cutune_step step;
+  cutune_step step = CUTUNE_STEP_INIT;
   ASSERT_EQ(cutune_match_step(h.match, 0, &step), CUTUNE_OK);
   EXPECT_EQ(step.kind, CUTUNE_STEP_MEMSET);
   EXPECT_STREQ(step.memset.buffer, "out");
@@ -125,7 +125,7 @@ TEST(LookupC, BuiltinDefaultHasNoTimeAndInfiniteDistance) {
   OneDevice fixture;
   Handles h;
   ASSERT_EQ(cutune_db_open(fixture.path.c_str(), &h.db), CUTUNE_OK);
-  const cutune_query q{"scan", "GPU-c", nullptr, 9, 0, 4096, "int64"};
+  const cutune_query q{sizeof(cutune_query), "scan", "GPU-c", nullptr, 9, 0, 4096, "int64", nullptr, 0};
   ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
   EXPECT_EQ(cutune_match_level(h.match), CUTUNE_LEVEL_BUILTIN_DEFAULT);
   EXPECT_TRUE(std::isnan(cutune_match_time_ms(h.match)));
@@ -145,10 +145,10 @@ TEST(LookupC, FailuresAreStatusesWithAMessage) {
   Handles h;
   ASSERT_EQ(cutune_db_open(fixture.path.c_str(), &h.db), CUTUNE_OK);
   EXPECT_STREQ(cutune_last_error(), "");
-  const cutune_query unknown{"nosuch", nullptr, nullptr, 0, 0, 10, "int32"};
+  const cutune_query unknown{sizeof(cutune_query), "nosuch", nullptr, nullptr, 0, 0, 10, "int32", nullptr, 0};
   EXPECT_EQ(cutune_find(h.db, &unknown, &h.match), CUTUNE_ERROR);
   EXPECT_NE(std::string(cutune_last_error()).find("nosuch"), std::string::npos);
-  const cutune_query no_size{"scan", nullptr, nullptr, 0, 0, 0, "int32"};
+  const cutune_query no_size{sizeof(cutune_query), "scan", nullptr, nullptr, 0, 0, 0, "int32", nullptr, 0};
   EXPECT_EQ(cutune_find(h.db, &no_size, &h.match), CUTUNE_ERROR);
   EXPECT_EQ(cutune_find(h.db, nullptr, &h.match), CUTUNE_ERROR);
 }

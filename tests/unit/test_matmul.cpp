@@ -129,11 +129,11 @@ TEST(MatmulProblems, DefaultsAndValidation) {
   MatmulFamily family;
   const auto defaults = family.problems({});
   ASSERT_EQ(defaults.size(), 3u);
-  EXPECT_EQ(defaults[0].key, "m=1024,n=1024,k=1024,type=float32");
-  const auto& odd = defaults[2].fields;
-  EXPECT_NE(odd["m"], odd["n"]);
-  for (const char* d : {"m", "n", "k"}) EXPECT_NE(odd[d].get<std::int64_t>() % 128, 0) << d;
-  EXPECT_EQ(family.problems({std::nullopt, {512}}).at(0).key, "m=512,n=512,k=512,type=float32");
+  EXPECT_EQ(defaults[0].key(), "m=1024,n=1024,k=1024,type=float32");
+  const Problem& odd = defaults[2];
+  EXPECT_NE(odd.integer("m"), odd.integer("n"));
+  for (const char* d : {"m", "n", "k"}) EXPECT_NE(odd.integer(d) % 128, 0) << d;
+  EXPECT_EQ(family.problems({std::nullopt, {512}}).at(0).key(), "m=512,n=512,k=512,type=float32");
   EXPECT_THROW(family.problems({"float64", {}}), UsageError);
   EXPECT_THROW(family.problems({std::nullopt, {0}}), UsageError);
   const Work w = family.work(defaults[0]);

@@ -137,9 +137,9 @@ TEST(PowersumProblems, DefaultsAndValidation) {
   PowersumFamily family;
   const auto defaults = family.problems({});
   ASSERT_EQ(defaults.size(), 3u);
-  EXPECT_EQ(defaults[0].key, "w=500,a=80,alphas=grid,type=float64");
-  EXPECT_EQ(defaults[2].key, "w=500,a=80,alphas=random,type=float64");
-  EXPECT_EQ(family.problems({std::nullopt, {1000}}).at(0).key, "w=1000,a=80,alphas=grid,type=float64");
+  EXPECT_EQ(defaults[0].key(), "w=500,a=80,alphas=grid,type=float64");
+  EXPECT_EQ(defaults[2].key(), "w=500,a=80,alphas=random,type=float64");
+  EXPECT_EQ(family.problems({std::nullopt, {1000}}).at(0).key(), "w=1000,a=80,alphas=grid,type=float64");
   EXPECT_THROW(family.problems({"float32", {}}), UsageError);
   EXPECT_THROW(family.problems({std::nullopt, {0}}), UsageError);
   EXPECT_THROW(family.problems({std::nullopt, {PowersumFamily::kMaxWindow + 1}}), UsageError);

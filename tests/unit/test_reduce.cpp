@@ -33,13 +33,13 @@ HostBuffers device_result(T value) {
 TEST(ReduceProblems, OperatorAndTypeArePartOfTheProblem) {
   const auto floats = reduce.problems({});
   ASSERT_EQ(floats.size(), 15u);  // five sizes, each with sum, min and max
-  EXPECT_EQ(floats.front().key, "n=1024,op=sum,type=float32");
-  EXPECT_EQ(floats[1].key, "n=1024,op=min,type=float32");
-  EXPECT_EQ(floats.back().key, "n=134217728,op=max,type=float32");
+  EXPECT_EQ(floats.front().key(), "n=1024,op=sum,type=float32");
+  EXPECT_EQ(floats[1].key(), "n=1024,op=min,type=float32");
+  EXPECT_EQ(floats.back().key(), "n=134217728,op=max,type=float32");
   const auto doubles = reduce.problems({"float64", {1000, 1 << 20}});
   ASSERT_EQ(doubles.size(), 2u);
-  EXPECT_EQ(doubles[0].key, "n=1000,op=sum,type=float64");
-  EXPECT_EQ(doubles[0].size, 1000);
+  EXPECT_EQ(doubles[0].key(), "n=1000,op=sum,type=float64");
+  EXPECT_EQ(doubles[0].size(), 1000);
   EXPECT_THROW(reduce.problems({"int32", {}}), UsageError);
   EXPECT_THROW(ReduceFamily::make_problem(10, ReductionOp::min, "float64"), UsageError);
   EXPECT_THROW(ReduceFamily::make_problem(0, ReductionOp::sum, "float32"), UsageError);

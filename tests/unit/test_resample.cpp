@@ -34,13 +34,13 @@ std::vector<float> outputs(const HostBuffers& buffers) {
 TEST(ResampleProblems, WindowsAndOperatorsOverADayOfPoints) {
   const auto list = resample.problems({});
   ASSERT_EQ(list.size(), 16u);  // k = 6, 60, 3600, 7, each with sum, mean, min and max
-  EXPECT_EQ(list.front().key, "series=384,points=86400,window=6,op=sum,type=float32");
-  EXPECT_EQ(list.back().key, "series=384,points=86400,window=7,op=max,type=float32");
-  EXPECT_EQ(list.front().size, 384 * 86400);
+  EXPECT_EQ(list.front().key(), "series=384,points=86400,window=6,op=sum,type=float32");
+  EXPECT_EQ(list.back().key(), "series=384,points=86400,window=7,op=max,type=float32");
+  EXPECT_EQ(list.front().size(), 384 * 86400);
   const auto small = resample.problems({std::nullopt, {10'000}});
-  EXPECT_EQ(small.front().key, "series=1,points=10000,window=6,op=sum,type=float32");
+  EXPECT_EQ(small.front().key(), "series=1,points=10000,window=6,op=sum,type=float32");
   const auto odd = resample.problems({std::nullopt, {200'000}});
-  EXPECT_EQ(odd.front().key, "series=3,points=86400,window=6,op=sum,type=float32");
+  EXPECT_EQ(odd.front().key(), "series=3,points=86400,window=6,op=sum,type=float32");
   EXPECT_THROW(resample.problems({"float64", {}}), UsageError);
   EXPECT_THROW(ResampleFamily::make_problem(1, 100, 0, ReductionOp::sum), UsageError);
   EXPECT_THROW(ResampleFamily::make_problem(1 << 20, 1 << 12, 1, ReductionOp::sum), UsageError);  // 2^32 windows

@@ -88,9 +88,9 @@ TEST(ScanProblems, DefaultsAndValidation) {
   ScanFamily scan;
   const auto defaults = scan.problems({});
   ASSERT_FALSE(defaults.empty());
-  EXPECT_EQ(defaults.back().size, std::int64_t{1} << 27);
-  for (const auto& p : defaults) EXPECT_EQ(p.dtype, "int32");
-  EXPECT_EQ(scan.problems({"int64", {1000}}).at(0).key, "n=1000,type=int64");
+  EXPECT_EQ(defaults.back().size(), std::int64_t{1} << 27);
+  for (const auto& p : defaults) EXPECT_EQ(p.dtype(), "int32");
+  EXPECT_EQ(scan.problems({"int64", {1000}}).at(0).key(), "n=1000,type=int64");
   EXPECT_THROW(scan.problems({"float16", {}}), UsageError);
   EXPECT_THROW(scan.problems({std::nullopt, {0}}), UsageError);
   EXPECT_THROW(scan.problems({std::nullopt, {-5}}), UsageError);

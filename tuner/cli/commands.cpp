@@ -26,10 +26,15 @@ const Family& required_family(const TuneArgs& args, const char* command) {
   return family_named(*args.kernel);
 }
 
+// --problem TEXT (each parsed by the family's schema), else the family's defaults for --type and --n.
 std::vector<Problem> requested_problems(const Family& family, const TuneArgs& args) {
   for (std::int64_t n : args.sizes)
     if (n <= 0) throw UsageError("--n must be positive (got " + std::to_string(n) + ")");
-  return family.problems(ProblemRequest{args.type, args.sizes});
+  if (args.problems.empty()) return family.problems(ProblemRequest{args.type, args.sizes});
+  if (!args.sizes.empty() || args.type) throw UsageError("--problem names whole problems: give it without --n and --type");
+  std::vector<Problem> list;
+  for (const std::string& text : args.problems) list.push_back(family.parse_problem(text));
+  return list;
 }
 
 int default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
@@ -55,11 +60,15 @@ bool is_sqlite_file(const std::string& path) {
 Landscape load_landscape(const TuneArgs& args) {
   const std::string& path = *args.simulate;
   if (!is_sqlite_file(path)) return read_kernel_tuner_cache(path);
-  if (!args.kernel || !args.problem || !args.device_uuid)
-    throw UsageError("--simulate with a database needs --kernel, --problem and --device-uuid to pick its results");
+  if (!args.kernel || args.problems.size() != 1 || !args.device_uuid)
+    throw UsageError("--simulate with a database needs --kernel, one --problem and --device-uuid to pick its results");
   db::Store store(path);
-  const std::string name = *args.kernel + " " + *args.problem + " on " + *args.device_uuid;
-  const auto results = store.problem_results(*args.device_uuid, *args.kernel, *args.problem);
+  // The stored key of the problem the text names (fields in any order, defaults left out), where
+  // the family's schema is stored; else the text as it is.
+  std::string key = args.problems.front();
+  if (const auto schema = store.problem_schema(*args.kernel)) key = schema->parse(key).key();
+  const std::string name = *args.kernel + " " + key + " on " + *args.device_uuid;
+  const auto results = store.problem_results(*args.device_uuid, *args.kernel, key);
   if (results.empty()) throw UsageError("no results in '" + path + "' for " + name);
   return landscape_from_results(name, results);
 }
@@ -152,7 +161,7 @@ int compile_only(const TuneArgs& args) {
     std::string described;
     for (const auto& d : definitions) described += (described.empty() ? "" : " ") + d;
     std::cout << fmt::format("{} {} {} ({}): {} raw configs, {} rejected by constraints, {} compiled, {} failed ({:.1f} s)\n",
-                             family.name(), limits.arch(), problem.dtype, described, raw,
+                             family.name(), limits.arch(), problem.dtype(), described, raw,
                              raw - static_cast<std::int64_t>(configs.size()), ok, failed, seconds);
   }
   std::error_code ec;
@@ -193,7 +202,7 @@ int tune(const TuneArgs& args) {
   const SessionResult result = session.run();
 
   std::set<std::string> keys;
-  for (const auto& p : options.problems) keys.insert(p.key);
+  for (const auto& p : options.problems) keys.insert(p.key());
   std::vector<db::BestRow> rows;
   for (auto& row : store.best(family.name(), device.fingerprint().uuid))
     if (keys.count(row.problem_key)) rows.push_back(row);

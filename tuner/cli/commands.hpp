@@ -25,7 +25,7 @@ struct TuneArgs {
   std::optional<int> jobs;
   std::optional<std::string> simulate;        // a landscape: Kernel Tuner cache file or our database
   std::optional<std::string> trace;           // CSV of a simulation's evaluations
-  std::optional<std::string> problem;         // problem key, for a database landscape
+  std::vector<std::string> problems;          // --problem TEXT: problems to tune; with --simulate DB, the one to replay
   std::optional<std::string> device_uuid;     // device, for a database landscape
   std::optional<std::string> strategy_bench;  // folder of landscapes
   std::optional<int> repeats;

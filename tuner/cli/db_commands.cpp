@@ -41,12 +41,28 @@ int list_devices(db::Store& store) {
   return 0;
 }
 
+// "n (extent), op (sum|min|max, default sum), type (float32|float64, default float32)"
+std::string describe_fields(const ProblemSchema& schema) {
+  std::string text;
+  for (const ProblemField& f : schema.fields()) {
+    std::string what = f.kind == FieldKind::extent ? "extent" : f.kind == FieldKind::integer ? "integer" : "";
+    for (const auto& c : f.choices) what += (what.empty() ? "" : "|") + c;
+    if (f.default_value) what += ", default " + text_of(*f.default_value);
+    text += (text.empty() ? "" : ", ") + f.name + " (" + what + ")";
+  }
+  return text;
+}
+
 int list_families(db::Store& store) {
   const auto rows = db::family_summaries(store.database());
   if (rows.empty()) std::cout << "no families stored\n";
-  for (const auto& f : rows)
+  for (const auto& f : rows) {
     std::cout << fmt::format("{:<22} {} templates, {} problems, {} devices, {} results ({} ok), {} cubins\n", f.family,
                              f.templates, f.problems, f.devices, f.results, f.ok_results, f.cubins);
+    const auto schema = store.problem_schema(f.family);
+    std::cout << fmt::format("{:<22} problem fields: {}\n", "",
+                             schema ? describe_fields(*schema) : "none stored (matched on size and element type)");
+  }
   return 0;
 }
 
@@ -82,14 +98,21 @@ std::string dim3_text(const std::array<unsigned, 3>& d) { return fmt::format("({
 
 int lookup_config(const std::string& path, const DbArgs& args) {
   if (args.family.empty()) throw UsageError("db lookup needs --family");
-  if (!args.n || *args.n <= 0) throw UsageError("db lookup needs --n N with N > 0");
+  if (args.n && *args.n <= 0) throw UsageError("db lookup needs --n N with N > 0");
+  if (!args.n && args.problem.empty())
+    throw UsageError("db lookup needs --n N, or the problem's extents in --problem (e.g. m=1024,n=1024,k=1024)");
   if (!std::filesystem::exists(path)) throw UsageError("no database at '" + path + "'");
   const auto [cc_major, cc_minor] = args.cc.empty() ? std::pair{0, 0} : compute_capability(args.cc);
-  const lookup::Query query{args.family, {args.device_uuid, args.device_name, cc_major, cc_minor}, {*args.n, args.type}};
+  std::vector<lookup::Field> fields;
+  if (!args.problem.empty())
+    for (NamedValue& f : parse_named_values(args.problem)) fields.push_back({std::move(f.name), std::move(f.value)});
+  const lookup::Query query{args.family, {args.device_uuid, args.device_name, cc_major, cc_minor},
+                            {args.n.value_or(0), args.type, std::move(fields)}};
   lookup::Database results(path);
   const auto m = results.find(query);
   std::cout << fmt::format("level      {} ({}): {}\n", static_cast<int>(m->level), lookup::to_string(m->level), m->basis);
   std::cout << fmt::format("config     {}\n", m->config);
+  std::cout << fmt::format("matching   {}\n", m->match_key.empty() ? "(size only)" : m->match_key);
   if (m->result_id)
     std::cout << fmt::format("measured   {} on {} ({}), {:.4f} ms; size distance {:.3f}\n", m->matched_problem,
                              m->device_name, m->device_uuid, *m->time_ms, m->size_distance);
@@ -203,8 +226,10 @@ CLI::App* add_db_commands(CLI::App& app, DbArgs& args) {
 
   CLI::App* lookup = command("lookup", "what an application linking cutune::lookup would get");
   family(lookup);
-  lookup->add_option("--n", args.n, "problem size (elements)");
-  lookup->add_option("--type", args.type, "element type (default int32)");
+  lookup->add_option("--n", args.n, "problem size (elements; the product of the family's extents)");
+  lookup->add_option("--type", args.type, "element type (default: the family's)");
+  lookup->add_option("--problem", args.problem,
+                     "the family's other problem fields, e.g. op=min or window=60,op=max (see tune db families)");
   lookup->add_option("--device-uuid", args.device_uuid, "the device's uuid");
   lookup->add_option("--device-name", args.device_name, "the device's name");
   lookup->add_option("--cc", args.cc, "compute capability, e.g. 9.0");

@@ -17,7 +17,7 @@ struct DbArgs {
   std::string family, device, problem;
   // lookup
   std::optional<std::int64_t> n;
-  std::string type = "int32", device_uuid, device_name, cc, arch;
+  std::string type, device_uuid, device_name, cc, arch;  // type "": the family's default
   // T4 import without a cutune section
   std::optional<std::int64_t> problem_size;
 };

@@ -42,7 +42,10 @@ int main(int argc, char** argv) {
                  "replay a recorded landscape on the CPU: a Kernel Tuner cache file (.json, .json.gz) or a cutune "
                  "database (then with --kernel, --problem and --device-uuid)");
   app.add_option("--trace", args.trace, "with --simulate: write the evaluations as CSV (index,config,cost_s,objective)");
-  app.add_option("--problem", args.problem, "with --simulate DB: the problem key, e.g. n=1048576,type=int32");
+  app.add_option("--problem", args.problems,
+                 "a problem as its fields, e.g. \"n=1048576,op=min\" (fields left out take their defaults; see tune db "
+                 "families); repeatable. With --simulate DB: the problem to replay")
+      ->take_all();
   app.add_option("--device-uuid", args.device_uuid, "with --simulate DB: the device, e.g. GPU-8f3…");
   app.add_option("--strategy-bench", args.strategy_bench,
                  "score every strategy (or --strategy) on every landscape in FOLDER against random search");

@@ -7,6 +7,7 @@
 
 #include "error.hpp"
 #include "expression.hpp"
+#include "field_text.hpp"
 
 namespace cutune {
 
@@ -218,12 +219,9 @@ std::optional<Config> Space::depth_first_sample(std::mt19937_64& rng) const {
 }
 
 std::string Space::key(const Config& config) const {
-  std::string text;
-  for (std::size_t i = 0; i < axes_.size(); ++i) {
-    if (i) text += ',';
-    text += axes_[i].name + '=' + axes_[i].text_of(config.values.at(i));
-  }
-  return text;
+  std::vector<NamedValue> items;
+  for (std::size_t i = 0; i < axes_.size(); ++i) items.push_back({axes_[i].name, axes_[i].text_of(config.values.at(i))});
+  return format_named_values(items);
 }
 
 std::string Space::json(const Config& config) const {
@@ -240,13 +238,7 @@ std::string Space::json(const Config& config) const {
 Config Space::parse(const std::string& key) const {
   Config config{std::vector<std::int64_t>(axes_.size())};
   std::vector<bool> seen(axes_.size(), false);
-  std::size_t start = 0;
-  while (start <= key.size()) {
-    const std::size_t end = std::min(key.find(',', start), key.size());
-    const std::string item = key.substr(start, end - start);
-    const std::size_t eq = item.find('=');
-    if (eq == std::string::npos) throw UsageError("config item '" + item + "' is not name=value");
-    const std::string name = item.substr(0, eq), text = item.substr(eq + 1);
+  for (const auto& [name, text] : parse_named_values(key)) {
     std::size_t axis = 0;
     try {
       axis = axis_index(name);
@@ -257,7 +249,6 @@ Config Space::parse(const std::string& key) const {
     if (!value) throw UsageError("'" + text + "' is not a value of parameter '" + name + "'");
     config.values[axis] = *value;
     seen[axis] = true;
-    start = end + 1;
   }
   for (std::size_t i = 0; i < axes_.size(); ++i)
     if (!seen[i]) throw UsageError("config '" + key + "' lacks parameter '" + axes_[i].name + "'");

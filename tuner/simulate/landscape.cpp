@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "field_text.hpp"
 
 namespace cutune {
 namespace {
@@ -148,16 +149,11 @@ Landscape read_kernel_tuner_cache(const std::string& path) {
 Landscape landscape_from_results(const std::string& name, const std::vector<db::ProblemResult>& results) {
   // Canonical config texts: "name=value,…" with the same names in the same order in every row.
   auto split = [&](const std::string& config) {
-    std::vector<std::pair<std::string, std::string>> items;
-    for (std::size_t start = 0; start <= config.size();) {
-      const std::size_t end = std::min(config.find(',', start), config.size());
-      const std::string item = config.substr(start, end - start);
-      const std::size_t eq = item.find('=');
-      if (eq == std::string::npos) throw UsageError(name + ": stored config '" + config + "' is not name=value,…");
-      items.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-      start = end + 1;
+    try {
+      return parse_named_values(config);
+    } catch (const UsageError& e) {
+      throw UsageError(name + ": stored config '" + config + "': " + e.what());
     }
-    return items;
   };
   if (results.empty()) throw UsageError(name + ": no results stored");
   const auto first = split(results.front().config);
@@ -168,9 +164,9 @@ Landscape landscape_from_results(const std::string& name, const std::vector<db::
     if (items.size() != first.size()) throw UsageError(name + ": stored configs name different parameters");
     std::vector<std::string> row;
     for (std::size_t a = 0; a < items.size(); ++a) {
-      if (items[a].first != first[a].first) throw UsageError(name + ": stored configs name different parameters");
-      if (std::find(texts[a].begin(), texts[a].end(), items[a].second) == texts[a].end()) texts[a].push_back(items[a].second);
-      row.push_back(items[a].second);
+      if (items[a].name != first[a].name) throw UsageError(name + ": stored configs name different parameters");
+      if (std::find(texts[a].begin(), texts[a].end(), items[a].value) == texts[a].end()) texts[a].push_back(items[a].value);
+      row.push_back(items[a].value);
     }
     rows.push_back(std::move(row));
   }
@@ -182,7 +178,7 @@ Landscape landscape_from_results(const std::string& name, const std::vector<db::
     std::sort(t.begin(), t.end(), [&](const std::string& x, const std::string& y) {
       return numeric ? *integer_of(x) < *integer_of(y) : x < y;
     });
-    builder.axis(first[a].first, t);
+    builder.axis(first[a].name, t);
   }
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
