@@ -179,10 +179,9 @@ std::optional<BenchSession::Tuned> BenchSession::measure_best(const Family& fami
 Outcome BenchSession::run_config(const Family& family, const Problem& problem, const std::string& config_key) {
   const Space space = family.space(device_.limits());
   const Config config = space.parse(config_key);
-  auto definitions = config_definitions(space, config);
-  for (auto& d : family.problem_definitions(problem)) definitions.push_back(d);
   const CompileCache cache(CompileCache::default_folder());
-  const Compiled compiled = cache.compile_one({family.template_file(), family.source(), definitions, device_.limits().arch()});
+  const Compiled compiled =
+      cache.compile_one(compile_request(family, family.source(), space, config, problem, device_.limits().arch()));
   GpuEvaluator evaluator(device_, family, options_);
   evaluator.set_problem(problem, kInputSeed);
   return evaluator.evaluate(space, config, compiled);

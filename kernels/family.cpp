@@ -38,6 +38,10 @@ Problem Family::problem_from_descriptor(const nlohmann::json& descriptor) const 
   return problem;
 }
 
+std::vector<std::string> Family::axis_definitions(const Space& space, const Config& config) const {
+  return config_definitions(space, config);
+}
+
 std::vector<BufferSpec> Family::scratch(const Problem&, const ConfigView&) const { return {}; }
 
 std::string Family::source() const {

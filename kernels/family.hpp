@@ -37,6 +37,10 @@ struct BufferSpec {
   std::string name;
   std::int64_t bytes = 0;
   BufferRole role = BufferRole::input;
+  // An output whose initial contents the kernels read (y = a*x + y): generate_inputs fills it
+  // like an input, and every run — the verified ones and each timed sample — starts from those
+  // contents again, restored outside the timed region. Other outputs start poisoned.
+  bool initialised = false;
 };
 
 // Host copies of buffers, by name.
@@ -102,6 +106,17 @@ using Step = std::variant<KernelLaunch, MemsetStep>;
 // up (db/lookup) can run the whole plan, not only its kernels.
 nlohmann::json stored_step(const MemsetStep& step);
 
+// A reference computed on the GPU (Kernel Tuner's `answer` way, for families whose reference is
+// a kernel the user trusts rather than CPU code): a plan over the family's buffers, run once per
+// problem on the inputs with every output poisoned first; what it leaves in the outputs is the
+// expected result.
+struct GpuReference {
+  std::string program_name;          // for NVRTC's messages
+  std::string source;
+  std::vector<std::string> options;  // NVRTC options (definitions from the problem, include paths)
+  std::vector<Step> plan;
+};
+
 struct Verdict {
   bool ok = true;
   std::string message;                    // first mismatch, with index, expected and actual
@@ -128,6 +143,11 @@ class Family {
   virtual std::string source() const;
 
   virtual Space space(const DeviceLimits& limits) const = 0;
+  // -D definitions for a config. The built-in templates read CUTUNE_<NAME> (every axis but the
+  // plan-only ones; see config_definitions below); spec families may pass names as they are.
+  virtual std::vector<std::string> axis_definitions(const Space& space, const Config& config) const;
+  // NVRTC options besides the definitions: include paths, -use_fast_math, …
+  virtual std::vector<std::string> compile_options() const { return {}; }
   // The problem fields, their types and defaults: the one source of every problem's identity.
   virtual const ProblemSchema& problem_schema() const = 0;
   // What the schema cannot say about a problem (float64 takes only sum, at most 2^31 windows, …);
@@ -154,6 +174,13 @@ class Family {
   virtual void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const = 0;
   // Expected outputs, computed on the CPU.
   virtual HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const = 0;
+  // A reference plan to run on the GPU instead of reference(); nullopt for CPU references.
+  virtual std::optional<GpuReference> gpu_reference(const Problem&) const { return std::nullopt; }
+  // False when the family has no reference at all: results are stored as unverified.
+  virtual bool verifies() const { return true; }
+  // The spec file a family was read from (kernel spec families), so that a worker process can
+  // read it again; nullopt for families compiled into cutune.
+  virtual std::optional<std::string> spec_file() const { return std::nullopt; }
   virtual Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const = 0;
   virtual Work work(const Problem& problem) const = 0;
 };

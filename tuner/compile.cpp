@@ -1,5 +1,7 @@
 #include "compile.hpp"
 
+#include "family.hpp"
+
 #include <nvrtc.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,6 +43,14 @@ void write_atomically(const std::filesystem::path& path, const char* data, std::
 }
 
 }  // namespace
+
+CompileRequest compile_request(const Family& family, const std::string& source, const Space& space,
+                               const Config& config, const Problem& problem, const std::string& arch) {
+  std::vector<std::string> options = family.axis_definitions(space, config);
+  for (auto& d : family.problem_definitions(problem)) options.push_back(std::move(d));
+  for (auto& o : family.compile_options()) options.push_back(std::move(o));
+  return {family.template_file(), source, std::move(options), arch};
+}
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;

@@ -9,6 +9,11 @@
 
 namespace cutune {
 
+class Family;
+class Problem;
+class Space;
+struct Config;
+
 struct CompileRequest {
   std::string program_name;          // shown in NVRTC's log, e.g. "scan.cu"
   std::string source;
@@ -24,6 +29,12 @@ struct Compiled {
   double seconds = 0;  // time NVRTC took when this was first compiled (also for cache hits)
   bool from_cache = false;
 };
+
+// The one way a config of a family is turned into a compile request: the family's template,
+// its axis definitions, its problem definitions and its other NVRTC options. `source` is
+// family.source(), passed in because callers compile many configs of one source.
+CompileRequest compile_request(const Family& family, const std::string& source, const Space& space,
+                               const Config& config, const Problem& problem, const std::string& arch);
 
 // NVRTC's version as "13.0".
 std::string nvrtc_version();

@@ -71,13 +71,6 @@ class Progress {
   Clock::time_point last_{};
 };
 
-CompileRequest compile_request(const Family& family, const Space& space, const Config& config, const Problem& problem,
-                               const std::string& source, const std::string& arch) {
-  auto options = config_definitions(space, config);
-  for (auto& d : family.problem_definitions(problem)) options.push_back(d);
-  return {family.template_file(), source, std::move(options), arch};
-}
-
 struct TunedProblem {
   const Problem* problem;
   std::int64_t problem_id;
@@ -94,7 +87,7 @@ void store_best_cubins(db::Store& store, const Family& family, const Space& spac
       const auto best = store.best_result(device_id, template_id, problem_id);
       if (!best) continue;
       const Compiled compiled =
-          cache.compile_one(compile_request(family, space, space.parse(best->config), *problem, source, arch));
+          cache.compile_one(compile_request(family, source, space, space.parse(best->config), *problem, arch));
       if (!compiled.ok) throw Error("NVRTC failed on a config that compiled before: " + compiled.log);
       store.put_cubin({0, arch, template_id, problem_id, best->config, {compiled.cubin.begin(), compiled.cubin.end()},
                        best->launch_json, nlohmann::json(compiled.options).dump(), nvrtc_version(), ""});
@@ -210,7 +203,7 @@ SessionResult Session::run() {
       for (std::size_t i = 0; i < batch.size(); ++i) {
         if (already.count(space.key(batch[i]))) continue;
         request_of[i] = requests.size();
-        requests.push_back(compile_request(family_, space, batch[i], problem, source, device_.limits().arch()));
+        requests.push_back(compile_request(family_, source, space, batch[i], problem, device_.limits().arch()));
       }
       const std::vector<Compiled> compiled = cache.compile_all(requests, options_.compile_jobs);
 

@@ -245,7 +245,7 @@ TEST(CliSimulate, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--simulate " + landscape + " --trace " + (folder / "no" / "t.csv").string()),
                      "cannot write trace");
   const std::string db = seeded_database(folder);
-  expect_usage_error(tune("--simulate " + db), "needs --kernel, --problem and --device-uuid");
+  expect_usage_error(tune("--simulate " + db), "needs --kernel, one --problem and --device-uuid");
   expect_usage_error(tune("--simulate " + db + " --kernel scan --problem n=2,type=int32 --device-uuid GPU-test"),
                      "no results");
   expect_usage_error(tune("--strategy-bench " + (folder / "none").string()), "not a folder");

@@ -71,9 +71,7 @@ int main(int argc, char** argv) {
     }
     const auto best = store.best_result(device_id, template_id, problem_id);
     for (const char* arch : {"sm_80", "sm_90"}) {
-      auto options = config_definitions(space, space.parse(best->config));
-      for (auto& d : scan.problem_definitions(problem)) options.push_back(d);
-      const Compiled compiled = compile({scan.template_file(), source, options, arch});
+      const Compiled compiled = compile(compile_request(scan, source, space, space.parse(best->config), problem, arch));
       if (!compiled.ok) return std::fprintf(stderr, "make_example_db: NVRTC failed for %s:\n%s\n", arch, compiled.log.c_str()), 1;
       store.put_cubin({0, arch, template_id, problem_id, best->config, {compiled.cubin.begin(), compiled.cubin.end()},
                        best->launch_json, nlohmann::json(compiled.options).dump(), nvrtc_version(), ""});

@@ -46,9 +46,8 @@ TEST(GpuReduce, TheExtremeIsFoundWhereverItIs) {
                               "block=512,ept=16,vec=4,finish=shuffle,fold=8,pad=0,pass=lastblock,preset=memset",
                               "block=1024,ept=16,vec=4,finish=shuffle,fold=1,pad=0,pass=atomic,preset=stream"}) {
         const Config config = space.parse(key);
-        auto options = config_definitions(space, config);
-        for (const auto& d : reduce.problem_definitions(problem)) options.push_back(d);
-        const Compiled compiled = cache.compile_one({"reduce.cu", reduce.source(), options, device().limits().arch()});
+        const Compiled compiled =
+            cache.compile_one(compile_request(reduce, reduce.source(), space, config, problem, device().limits().arch()));
         const Outcome outcome = evaluator.evaluate(space, config, compiled);
         EXPECT_EQ(outcome.status, Status::ok) << key << ", " << to_string(op) << " at " << at << ": " << outcome.error;
       }

@@ -90,9 +90,8 @@ TEST(GpuScan, LowestBadIndexIsFoundWhereverItIs) {
     for (std::int64_t i : bad) inputs.as<std::int32_t>("stops")[i] = inputs.as<std::int32_t>("starts")[i] - 1;
     evaluator.set_problem(problem, inputs);
     for (const auto& config : configs) {
-      auto options = config_definitions(space, config);
-      options.push_back(scan.problem_definitions(problem).at(0));
-      const Compiled compiled = cache.compile_one({"scan.cu", scan.source(), options, device().limits().arch()});
+      const Compiled compiled =
+          cache.compile_one(compile_request(scan, scan.source(), space, config, problem, device().limits().arch()));
       const Outcome outcome = evaluator.evaluate(space, config, compiled);
       EXPECT_EQ(outcome.status, Status::ok) << space.key(config) << " with bad index " << bad.front() << ": " << outcome.error;
     }

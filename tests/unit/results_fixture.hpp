@@ -38,7 +38,8 @@ inline void create_version_1_database(const std::string& path) {
   raw.exec(R"sql(
     INSERT INTO devices VALUES (1, 'GPU-old', 'Old GPU', 8, 0, 108, 1, 1, 1, 1, 1.0, 12000, '12.0', NULL, NULL);
     INSERT INTO templates VALUES (1, 'scan', 'h', 's', '2026-01-01T00:00:00Z');
-    INSERT INTO problems VALUES (1, 'scan', 'n=1024,type=int32', 1024, 'int32', '{}');
+    INSERT INTO problems VALUES (1, 'scan', 'n=1024,type=int32', 1024, 'int32',
+                                 '{"n":1024,"type":"int32","starts_offset":0,"stops_offset":0}');
     INSERT INTO runs VALUES (1, 'scan', 1, 1, 'brute_force', 1, '', '', '', '2026-01-01T00:00:00Z', NULL, 'finished');
     INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median,
                          samples, compile_s, verify_s, benchmark_s, error, launch_json, created_at, elapsed_s)

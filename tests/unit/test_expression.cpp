@@ -121,3 +121,39 @@ TEST(SpaceRequire, LabelledAxesReadAsTheirValueNumbers) {
   s.require("pad == 0 || algo == 0");  // padding only for the tree
   EXPECT_EQ(s.enumerate().size(), 4u);
 }
+
+TEST(Expression, ConditionalAndFunctions) {
+  EXPECT_EQ(eval("a > b ? a : b"), 3);
+  EXPECT_EQ(eval("a < b ? a : b"), 2);
+  EXPECT_EQ(eval("a ? b ? 1 : 2 : 3"), 1);  // right associative
+  EXPECT_EQ(eval("(a == 2 ? block : ept) * 2"), 512);
+  EXPECT_EQ(eval("c - c ? block / (c - c) : 7"), 7);  // only the branch taken is evaluated
+  EXPECT_EQ(eval("ceil_div(block, 100)"), 3);
+  EXPECT_EQ(eval("ceil_div(200, 100)"), 2);
+  EXPECT_EQ(eval("ceil_div(0, 7)"), 0);
+  EXPECT_EQ(eval("ceil_div(-5, 2)"), -2);
+  EXPECT_EQ(eval("ceil_div(5, 0)"), std::nullopt);
+  EXPECT_EQ(eval("min(c, b, a * 4)"), 3);
+  EXPECT_EQ(eval("max(c, b, a * 4)"), 8);
+  EXPECT_EQ(eval("max(a, block / (b - 3))"), std::nullopt);
+}
+
+TEST(Expression, FunctionErrorsAndSizeof) {
+  EXPECT_NE(error_of("ceil_div(a)").find("ceil_div takes two arguments"), std::string::npos);
+  EXPECT_NE(error_of("pow(a, b)").find("unknown function 'pow'"), std::string::npos);
+  EXPECT_NE(error_of("a ? b").find("expected ':'"), std::string::npos);
+  EXPECT_NE(error_of("sizeof(a)").find("sizeof takes the name of an element-type field"), std::string::npos);
+  const auto with_sizeof = [](std::string_view name) -> std::optional<std::size_t> {
+    if (name == "n") return 0;
+    if (name == "sizeof(type)") return 1;
+    return std::nullopt;
+  };
+  const std::vector<std::int64_t> values{10, 8};
+  EXPECT_EQ(Expression::parse("2 * n * sizeof(type)", with_sizeof).evaluate(values), 160);
+  try {
+    Expression::parse("n * m", with_sizeof, {}, "buffer 'x' length");
+    ADD_FAILURE() << "parsed";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "buffer 'x' length 'n * m': unknown name 'm' at column 5");
+  }
+}

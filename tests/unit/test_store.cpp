@@ -196,7 +196,9 @@ TEST(Store, MigratesAVersion1DatabaseKeepingItsResults) {
   // What version 2 adds works on the migrated file.
   store.put_cubin({0, "sm_80", 1, 1, "algo=warp", {0x7f, 'E', 'L', 'F'}, "[]", "[]", "13.0", ""});
   store.refresh_family_defaults();
-  auto s = store.database().prepare("SELECT config FROM family_defaults WHERE family = 'scan' AND match_key = 'type=int32'");
+  // Its problem took the typed identity of the scan schema it was stored under.
+  auto s = store.database().prepare(
+      "SELECT config FROM family_defaults WHERE family = 'scan' AND match_key = 'starts_offset=0,stops_offset=0,type=int32'");
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.column_text(0), "algo=warp");
 }

@@ -140,11 +140,7 @@ int compile_only(const TuneArgs& args) {
     const auto definitions = family.problem_definitions(problem);
     if (!compiled.insert(definitions).second) continue;
     std::vector<CompileRequest> requests;
-    for (const auto& config : configs) {
-      auto options = config_definitions(space, config);
-      for (const auto& d : definitions) options.push_back(d);
-      requests.push_back({family.template_file(), source, std::move(options), limits.arch()});
-    }
+    for (const auto& config : configs) requests.push_back(compile_request(family, source, space, config, problem, limits.arch()));
     const auto started = std::chrono::steady_clock::now();
     const auto results = cache.compile_all(requests, args.jobs.value_or(default_jobs()));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -8,13 +8,15 @@
 namespace cutune {
 
 enum class Op { literal, slot, negate, logical_not, add, subtract, multiply, divide, remainder, less, less_equal,
-                greater, greater_equal, equal, not_equal, logical_and, logical_or };
+                greater, greater_equal, equal, not_equal, logical_and, logical_or, conditional, ceil_div, min, max };
 
 struct Expression::Node {
   Op op = Op::literal;
   std::int64_t number = 0;  // the literal, or the slot
   bool parenthesised = false;
   std::unique_ptr<const Node> left, right;
+  std::unique_ptr<const Node> otherwise;            // the conditional's else branch
+  std::vector<std::unique_ptr<const Node>> operands;  // a function's arguments
 };
 
 namespace {
@@ -31,11 +33,12 @@ bool is_comparison(Op op) {
 // unread character; errors quote the whole text and a 1-based column.
 class Parser {
  public:
-  Parser(std::string_view text, const Expression::Resolver& resolve, const Expression::ConstantResolver& constant)
-      : text_(text), resolve_(resolve), constant_(constant) {}
+  Parser(std::string_view text, const Expression::Resolver& resolve, const Expression::ConstantResolver& constant,
+         std::string_view what)
+      : text_(text), resolve_(resolve), constant_(constant), what_(what) {}
 
   std::unique_ptr<Node> parse_all(std::vector<std::size_t>& slots) {
-    auto root = parse_or();
+    auto root = parse_conditional();
     skip_space();
     if (pos_ < text_.size())
       fail("unexpected '" + std::string(1, text_[pos_]) + "'" + (text_[pos_] == '=' ? " (did you mean '=='?)" : ""));
@@ -48,7 +51,7 @@ class Parser {
  private:
   [[noreturn]] void fail(const std::string& what) const {
     const std::string where = pos_ < text_.size() ? "at column " + std::to_string(pos_ + 1) : "at the end";
-    throw UsageError("constraint '" + std::string(text_) + "': " + what + " " + where);
+    throw UsageError(std::string(what_) + " '" + std::string(text_) + "': " + what + " " + where);
   }
 
   void skip_space() {
@@ -97,6 +100,16 @@ class Parser {
     }
   }
 
+  // c ? a : b, right associative, looser than ||.
+  std::unique_ptr<Node> parse_conditional() {
+    auto condition = parse_or();
+    if (!accept("?")) return condition;
+    auto node = make(Op::conditional, std::move(condition), parse_conditional());
+    if (!accept(":")) fail("expected ':' of '?:'");
+    node->otherwise = parse_conditional();
+    return node;
+  }
+
   std::unique_ptr<Node> parse_or() { return parse_level(&Parser::parse_and, {{"||", Op::logical_or}}); }
   std::unique_ptr<Node> parse_and() { return parse_level(&Parser::parse_equality, {{"&&", Op::logical_and}}); }
   std::unique_ptr<Node> parse_equality() {
@@ -123,7 +136,7 @@ class Parser {
   std::unique_ptr<Node> parse_primary() {
     skip_space();
     if (accept("(")) {
-      auto inner = parse_or();
+      auto inner = parse_conditional();
       if (!accept(")")) fail("expected ')'");
       inner->parenthesised = true;
       return inner;
@@ -155,6 +168,7 @@ class Parser {
     const std::size_t start = pos_;
     while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
     const std::string_view name = text_.substr(start, pos_ - start);
+    if (accept("(")) return parse_call(name, start);
     const auto slot = resolve_(name);
     if (!slot) {
       if (constant_) {
@@ -165,7 +179,7 @@ class Parser {
         }
       }
       pos_ = start;
-      fail("unknown parameter '" + std::string(name) + "'");
+      fail(std::string(what_ == "constraint" ? "unknown parameter '" : "unknown name '") + std::string(name) + "'");
     }
     slots_.push_back(*slot);
     auto node = std::make_unique<Node>();
@@ -174,9 +188,50 @@ class Parser {
     return node;
   }
 
+  // name( has been read: a function call, or sizeof(name).
+  std::unique_ptr<Node> parse_call(std::string_view name, std::size_t start) {
+    if (name == "sizeof") {
+      skip_space();
+      const std::size_t at = pos_;
+      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+      const std::string field(text_.substr(at, pos_ - at));
+      const auto slot = field.empty() ? std::nullopt : resolve_("sizeof(" + field + ")");
+      if (!slot) {
+        pos_ = at;
+        fail("sizeof takes the name of an element-type field");
+      }
+      if (!accept(")")) fail("expected ')'");
+      slots_.push_back(*slot);
+      auto node = std::make_unique<Node>();
+      node->op = Op::slot;
+      node->number = static_cast<std::int64_t>(*slot);
+      return node;
+    }
+    Op op = Op::ceil_div;
+    std::size_t min_arguments = 2, max_arguments = 2;
+    if (name == "min" || name == "max") {
+      op = name == "min" ? Op::min : Op::max;
+      max_arguments = SIZE_MAX;
+    } else if (name != "ceil_div") {
+      pos_ = start;
+      fail("unknown function '" + std::string(name) + "' (functions: ceil_div, min, max, sizeof)");
+    }
+    auto node = std::make_unique<Node>();
+    node->op = op;
+    do node->operands.push_back(parse_conditional());
+    while (accept(","));
+    if (!accept(")")) fail("expected ')' or ','");
+    if (node->operands.size() < min_arguments || node->operands.size() > max_arguments) {
+      pos_ = start;
+      fail(std::string(name) + " takes " + (max_arguments == 2 ? "two arguments" : "two or more arguments"));
+    }
+    return node;
+  }
+
   std::string_view text_;
   const Expression::Resolver& resolve_;
   const Expression::ConstantResolver& constant_;
+  std::string_view what_;
   std::size_t pos_ = 0;
   std::vector<std::size_t> slots_;
 };
@@ -226,6 +281,27 @@ Value evaluate_node(const Node& node, std::span<const std::int64_t> values) {
       if (!a || !b) return std::nullopt;
       return *b != 0;
     }
+    case Op::conditional: {
+      const Value condition = evaluate_node(*node.left, values);
+      if (!condition) return std::nullopt;
+      return evaluate_node(*condition ? *node.right : *node.otherwise, values);
+    }
+    case Op::ceil_div: {
+      const Value a = evaluate_node(*node.operands[0], values), b = evaluate_node(*node.operands[1], values);
+      if (!a || !b || *b <= 0) return std::nullopt;
+      // Rounds toward +inf for either sign of a, without overflowing a + b - 1.
+      return *a / *b + ((*a % *b) > 0 ? 1 : 0);
+    }
+    case Op::min:
+    case Op::max: {
+      Value best;
+      for (const auto& operand : node.operands) {
+        const Value v = evaluate_node(*operand, values);
+        if (!v) return std::nullopt;
+        if (!best || (node.op == Op::min ? *v < *best : *v > *best)) best = v;
+      }
+      return best;
+    }
     default: {
       const Value a = evaluate_node(*node.left, values), b = evaluate_node(*node.right, values);
       if (!a || !b) return std::nullopt;
@@ -236,10 +312,11 @@ Value evaluate_node(const Node& node, std::span<const std::int64_t> values) {
 
 }  // namespace
 
-Expression Expression::parse(std::string_view text, const Resolver& resolve, const ConstantResolver& constant) {
+Expression Expression::parse(std::string_view text, const Resolver& resolve, const ConstantResolver& constant,
+                             std::string_view what) {
   Expression expression;
   expression.text_ = std::string(text);
-  Parser parser(expression.text_, resolve, constant);
+  Parser parser(expression.text_, resolve, constant, what);
   expression.root_ = parser.parse_all(expression.slots_);
   return expression;
 }
