@@ -137,6 +137,8 @@ CUTUNE_LOOKUP_C_API const char* cutune_match_matched_problem(const cutune_match*
 CUTUNE_LOOKUP_C_API const char* cutune_match_match_key(const cutune_match* match);
 CUTUNE_LOOKUP_C_API double cutune_match_size_distance(const cutune_match* match); /* INFINITY for built-in */
 CUTUNE_LOOKUP_C_API double cutune_match_time_ms(const cutune_match* match);       /* NAN when not measured */
+/* 0 when the result's outputs were never checked against a reference (a kernel spec without one). */
+CUTUNE_LOOKUP_C_API int cutune_match_verified(const cutune_match* match);
 
 /* The stored cubin of the query's best config for `arch` ("sm_90"), or CUTUNE_NOT_FOUND with the
  * reason in cutune_last_error(), so the caller can compile the template instead. */

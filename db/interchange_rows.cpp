@@ -1,5 +1,7 @@
 #include "interchange_rows.hpp"
 
+#include "schema.hpp"
+
 #include <array>
 
 namespace cutune::db::interchange {
@@ -122,6 +124,7 @@ Json measurement_json(const ResultRecord& r) {
           {"copy_fraction", optional_json(r.copy_fraction)},
           {"error", r.error},
           {"error_index", optional_json(r.error_index)},
+          {"verified", r.verified},
           {"launch", parse_json_text_column(r.launch_json)},
           {"created_at", r.created_at},
           {"elapsed_s", r.elapsed_s}};
@@ -145,6 +148,7 @@ void measurement_from_json(const Json& j, ResultRecord& r) {
   if (has("copy_fraction")) r.copy_fraction = optional_of<double>(j.at("copy_fraction"));
   if (has("error")) r.error = j.at("error").get<std::string>();
   if (has("error_index")) r.error_index = optional_of<std::int64_t>(j.at("error_index"));
+  if (has("verified")) r.verified = j.at("verified").get<bool>();
   if (has("launch")) r.launch_json = j.at("launch").is_null() ? "[]" : json_text(j.at("launch"));
   if (has("created_at")) r.created_at = j.at("created_at").get<std::string>();
   if (has("elapsed_s")) r.elapsed_s = j.at("elapsed_s").get<double>();
@@ -225,7 +229,7 @@ std::vector<ProblemRecord> selected_problems(sql::Database& db, const Selection&
 }
 
 std::vector<ResultRecord> selected_results(sql::Database& db, const Selection& selection) {
-  auto s = db.prepare(std::string("SELECT ") + kResultColumns + R"sql( FROM results
+  auto s = db.prepare(std::string("SELECT ") + result_columns(schema_version(db)) + R"sql( FROM results
     WHERE problem_id IN (SELECT id FROM problems WHERE (?1 = '' OR family = ?1) AND (?2 = '' OR key = ?2))
       AND device_id IN (SELECT id FROM devices WHERE ?3 = '' OR uuid = ?3 OR name = ?3)
     ORDER BY id)sql");

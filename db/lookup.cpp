@@ -21,7 +21,8 @@ namespace cutune::lookup {
 namespace {
 
 constexpr const char* kDetailsSql = R"sql(
-  SELECT r.config, r.config_json, r.launch_json, r.time_ms_median, p.key, p.size, d.name, d.uuid, t.source_hash
+  SELECT r.config, r.config_json, r.launch_json, r.time_ms_median, p.key, p.size, d.name, d.uuid, t.source_hash,
+         r.verified
   FROM results r JOIN problems p ON p.id = r.problem_id JOIN devices d ON d.id = r.device_id
   JOIN templates t ON t.id = r.template_id WHERE r.id = ?1)sql";
 
@@ -272,6 +273,7 @@ struct Database::Impl {
     m->device_name = s.column_text(6);
     m->device_uuid = s.column_text(7);
     m->template_hash = s.column_text(8);
+    m->verified = s.column_int(9) != 0;
     m->result_id = shown->result_id;
     return m;
   }

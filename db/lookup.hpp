@@ -115,6 +115,9 @@ struct CUTUNE_LOOKUP_API Match {
   std::string device_name, device_uuid;  // the device that measured them
   std::string template_hash;             // the template version they were measured with
   std::int64_t result_id = 0;            // the stored result behind the launches; 0 for built-in
+  // False when the result was never checked against a reference (a kernel spec without one):
+  // its config ran and was timed, but its outputs may be wrong.
+  bool verified = true;
 
   const Parameter* parameter(const std::string& name) const;  // nullptr when absent
   std::int64_t integer(const std::string& name) const;        // throws Error when absent or not an integer

@@ -191,6 +191,7 @@ cutune_status cutune_match_step(const cutune_match* m, size_t index, cutune_step
 int64_t cutune_match_matched_size(const cutune_match* m) { return m->match->matched_size; }
 const char* cutune_match_matched_problem(const cutune_match* m) { return m->match->matched_problem.c_str(); }
 const char* cutune_match_match_key(const cutune_match* m) { return m->match->match_key.c_str(); }
+int cutune_match_verified(const cutune_match* m) { return m->match->verified ? 1 : 0; }
 double cutune_match_size_distance(const cutune_match* m) { return m->match->size_distance; }
 
 double cutune_match_time_ms(const cutune_match* m) {

@@ -70,6 +70,7 @@ struct ResultRecord {
   std::string error;                    // NVRTC log, CUDA error, or mismatch description
   std::optional<std::int64_t> error_index;
   std::string launch_json;              // the plan's steps in order: launches (grid, block, shared memory) and memsets (stored_step)
+  bool verified = true;                 // false: the family had no reference, so the outputs were not checked
   std::string created_at;
   double elapsed_s = 0;  // seconds since the run started when this result was stored
 };
@@ -101,6 +102,7 @@ struct BaselineRecord {
 struct BestRow {
   std::string device_name, device_uuid, family, problem_key, config, launch_json;
   std::string match_key;  // the problem's fields but its sizes (problem_identity.hpp)
+  bool verified = true;
   std::int64_t problem_size = 0;
   std::string dtype;
   double time_ms = 0;

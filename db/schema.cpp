@@ -168,6 +168,7 @@ CREATE TABLE family_defaults (
   PRIMARY KEY (family, match_key)
 );
 UPDATE meta SET value = -1 WHERE key = 'family_defaults_version';
+ALTER TABLE results ADD COLUMN verified INTEGER NOT NULL DEFAULT 1;
 )sql";
 
 // Problems stored before version 4: the built-in families' get their version-3 schemas, and

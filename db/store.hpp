@@ -92,6 +92,8 @@ std::string utc_now();
 // Row readers for queries that select these columns first, in this order (exports, reports).
 extern const char* const kDeviceColumns;
 extern const char* const kResultColumns;
+// kResultColumns as a database of an older schema version has them (for merges, which read it as it is).
+std::string result_columns(int schema_version);
 DeviceRecord read_device(const sql::Statement& statement);
 ResultRecord read_result(const sql::Statement& statement);
 

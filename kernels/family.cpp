@@ -23,13 +23,14 @@ Problem Family::make(const std::vector<std::pair<std::string, FieldValue>>& valu
 }
 
 Problem Family::parse_problem(std::string_view text) const {
+  Problem problem;
   try {
-    Problem problem = problem_schema().parse(text);
-    check_problem(problem);
-    return problem;
+    problem = problem_schema().parse(text);
   } catch (const UsageError& e) {
     throw UsageError(name() + " problem '" + std::string(text) + "': " + e.what());
   }
+  check_problem(problem);  // its messages name the problem themselves
+  return problem;
 }
 
 Problem Family::problem_from_descriptor(const nlohmann::json& descriptor) const {

@@ -89,7 +89,8 @@ const ProblemSchema& ReduceFamily::schema() {
 
 namespace {
 void check_reduce_problem(const Problem& p) {
-  if (p.dtype() == "float64" && p.text("op") != "sum") throw UsageError("reduce: float64 takes only sum");
+  if (p.dtype() == "float64" && p.text("op") != "sum")
+    throw UsageError("reduce problem '" + p.key() + "': float64 takes only sum");
 }
 }  // namespace
 

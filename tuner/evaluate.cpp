@@ -48,10 +48,30 @@ struct GpuEvaluator::State {
   HostBuffers inputs, expected;
   std::vector<BufferSpec> io_specs;
   std::map<std::string, DeviceBuffer> buffers;
+  // Initialised outputs as generated: copied back into the output before every run, so that a
+  // kernel that reads and updates it (y = a*x + y) always starts from the same contents.
+  std::map<std::string, DeviceBuffer> pristine;
   // Outputs come back into these every verification: allocated and page-locked once per problem,
   // since allocating (and faulting in) a GiB per check costs more than the check.
   HostBuffers actual;
   std::vector<std::unique_ptr<PinnedRegion>> pinned;
+
+  // Outside the timed region: device-to-device copies, before the L2 flush.
+  void restore_initialised_outputs() {
+    for (auto& [name, copy] : pristine)
+      CUTUNE_CU(cuMemcpyDtoDAsync, buffer(name).get(), copy.get(), copy.bytes(), stream.get());
+  }
+
+  // Outputs and scratch get the poison byte, initialised outputs their initial contents: what a
+  // verified run starts from.
+  void prepare_verified_run() {
+    for (auto& [name, b] : buffers) {
+      bool is_input = false;
+      for (const auto& spec : io_specs) is_input |= spec.name == name && spec.role == BufferRole::input;
+      if (!is_input && !pristine.count(name) && b.bytes()) CUTUNE_CU(cuMemsetD8Async, b.get(), kPoisonByte, b.bytes(), stream.get());
+    }
+    restore_initialised_outputs();
+  }
 
   DeviceBuffer& buffer(const std::string& name) {
     auto it = buffers.find(name);
@@ -73,6 +93,12 @@ struct GpuEvaluator::State {
   }
 };
 
+namespace {
+
+void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan, const std::map<std::string, CUfunction>& functions);
+
+}  // namespace
+
 GpuEvaluator::GpuEvaluator(Device& device, const Family& family, MeasureOptions options)
     : device_(device), family_(family), options_(options) {}
 
@@ -81,7 +107,7 @@ GpuEvaluator::~GpuEvaluator() = default;
 void GpuEvaluator::set_problem(const Problem& problem, std::uint64_t seed) {
   HostBuffers inputs;
   for (const auto& spec : family_.buffers(problem))
-    if (spec.role == BufferRole::input) inputs.at(spec.name).resize(static_cast<std::size_t>(spec.bytes));
+    if (spec.role == BufferRole::input || spec.initialised) inputs.at(spec.name).resize(static_cast<std::size_t>(spec.bytes));
   family_.generate_inputs(problem, seed, inputs);
   set_problem(problem, std::move(inputs));
 }
@@ -91,7 +117,8 @@ void GpuEvaluator::set_problem(const Problem& problem, HostBuffers inputs) {
   auto state = std::make_unique<State>();
   state->problem = problem;
   state->io_specs = family_.buffers(problem);
-  state->expected = family_.reference(problem, inputs);
+  const std::optional<GpuReference> gpu_reference = family_.gpu_reference(problem);
+  if (!gpu_reference) state->expected = family_.reference(problem, inputs);
   state->inputs = std::move(inputs);
   if (options_.flush_l2) state->flush = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(2 * device_.limits().l2_bytes, 16 << 20)));
   state_.reset();  // free the previous problem's buffers before allocating this one's
@@ -100,20 +127,46 @@ void GpuEvaluator::set_problem(const Problem& problem, HostBuffers inputs) {
     if (spec.role == BufferRole::input) {
       const auto& host = state->inputs.at(spec.name);
       b.upload(host.data(), host.size());
-    } else if (spec.role == BufferRole::output) {
+    }
+    if (spec.initialised) {
+      const auto& host = state->inputs.at(spec.name);
+      auto& copy = state->pristine[spec.name] = DeviceBuffer(host.size());
+      copy.upload(host.data(), host.size());
+    }
+    if (spec.role == BufferRole::output) {
       auto& host = state->actual.at(spec.name);
       host.resize(static_cast<std::size_t>(spec.bytes));
       state->pinned.push_back(std::make_unique<PinnedRegion>(host.data(), host.size()));
     }
   }
+  if (gpu_reference) compute_expected_on_gpu(*state, *gpu_reference);
   state_ = std::move(state);
 }
 
-namespace {
-
-void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan, const std::map<std::string, CUfunction>& functions);
-
-}  // namespace
+void GpuEvaluator::compute_expected_on_gpu(State& s, const GpuReference& reference) {
+  const Compiled compiled = compile({reference.program_name, reference.source, reference.options, device_.limits().arch()});
+  if (!compiled.ok)
+    throw Error("the reference (" + reference.program_name + ") does not compile for " + device_.limits().arch() + ":\n" +
+                compiled.log);
+  const Module module(compiled.cubin);
+  std::map<std::string, CUfunction> functions;
+  for (const auto& step : reference.plan)
+    if (const auto* launch = std::get_if<KernelLaunch>(&step)) {
+      functions[launch->kernel] = module.function(launch->kernel);
+      if (launch->dynamic_shared_bytes > 0)
+        CUTUNE_CU(cuFuncSetAttribute, functions[launch->kernel], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                  static_cast<int>(launch->dynamic_shared_bytes));
+    }
+  s.prepare_verified_run();
+  run_plan(s, reference.plan, functions);
+  s.wait(options_.timeout_seconds);
+  for (const auto& spec : s.io_specs) {
+    if (spec.role != BufferRole::output) continue;
+    auto& host = s.expected.at(spec.name);
+    host.resize(static_cast<std::size_t>(spec.bytes));
+    s.buffer(spec.name).download(host.data(), host.size());
+  }
+}
 
 Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const Compiled& compiled) {
   Outcome outcome;
@@ -190,7 +243,9 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
   }
   outcome.launch_json = steps.dump();
 
+  outcome.verified = family_.verifies();
   auto verify = [&](const char* when) -> bool {
+    if (!outcome.verified) return true;  // nothing to compare with: stored as unverified
     bool identical = true;  // byte-identical to the reference: right for any comparison rule
     for (const auto& spec : s.io_specs) {
       if (spec.role != BufferRole::output) continue;
@@ -211,11 +266,7 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
   try {
     // ---- verified run on poisoned outputs and scratch -------------------------------------------
     const auto verify_started = Clock::now();
-    for (auto& [name, buffer] : s.buffers) {
-      bool is_input = false;
-      for (const auto& spec : s.io_specs) is_input |= spec.name == name && spec.role == BufferRole::input;
-      if (!is_input && buffer.bytes()) CUTUNE_CU(cuMemsetD8Async, buffer.get(), kPoisonByte, buffer.bytes(), s.stream.get());
-    }
+    s.prepare_verified_run();
     run_plan(s, plan, functions);
     s.wait(options_.timeout_seconds);
     const bool first_ok = verify("first run");
@@ -224,10 +275,14 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
 
     // ---- warm-up and timed samples --------------------------------------------------------------
     const auto bench_started = Clock::now();
-    for (int i = 0; i < options_.warmup_runs; ++i) run_plan(s, plan, functions);
+    for (int i = 0; i < options_.warmup_runs; ++i) {
+      s.restore_initialised_outputs();
+      run_plan(s, plan, functions);
+    }
     s.wait(options_.timeout_seconds);
     std::vector<double> samples;
     while (!enough_samples(samples, options_)) {
+      s.restore_initialised_outputs();
       if (options_.flush_l2)
         CUTUNE_CU(cuMemsetD32Async, s.flush.get(), static_cast<unsigned>(samples.size()), s.flush.bytes() / 4, s.stream.get());
       s.start.record(s.stream.get());

@@ -29,6 +29,9 @@ struct Outcome {
   std::string error;
   std::optional<std::int64_t> error_index;
   double verify_seconds = 0, benchmark_seconds = 0;
+  // False when the family has no reference (a spec without [reference] or [expected]): the config
+  // ran and was timed, but nothing checked its outputs.
+  bool verified = true;
   std::string launch_json;  // the plan in order: per kernel grid, block, shared memory, registers, spills; memsets (stored_step)
 };
 
@@ -39,7 +42,8 @@ class GpuEvaluator {
   GpuEvaluator(const GpuEvaluator&) = delete;  // owns device buffers
   GpuEvaluator& operator=(const GpuEvaluator&) = delete;
 
-  // Generates inputs (seeded), computes the CPU reference and uploads the inputs.
+  // Generates inputs (seeded), uploads them, and computes the expected outputs: on the CPU, or by
+  // the family's GPU reference plan (compiled here with NVRTC, run once on the inputs).
   void set_problem(const Problem& problem, std::uint64_t seed);
   // Or with given inputs (tests plant bad indices this way).
   void set_problem(const Problem& problem, HostBuffers inputs);
@@ -55,6 +59,8 @@ class GpuEvaluator {
   struct State;  // device buffers and host copies of the current problem (evaluate.cpp)
 
  private:
+  void compute_expected_on_gpu(State& state, const GpuReference& reference);
+
   Device& device_;
   const Family& family_;
   MeasureOptions options_;

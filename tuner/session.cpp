@@ -234,6 +234,7 @@ SessionResult Session::run() {
           row.error = outcome.error;
           row.error_index = outcome.error_index;
           row.launch_json = outcome.launch_json.empty() ? "[]" : outcome.launch_json;
+          row.verified = outcome.verified;
           if (outcome.measurement) {
             const Measurement& m = *outcome.measurement;
             row.time_ms_median = m.median_ms;

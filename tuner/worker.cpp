@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "device.hpp"
+#include "spec_family.hpp"
 
 extern char** environ;
 
@@ -78,7 +79,7 @@ std::optional<nlohmann::json> read_frame(int fd) {
 nlohmann::json to_json(const Outcome& o) {
   nlohmann::json j{{"status", to_string(o.status)},     {"error", o.error},
                    {"verify_s", o.verify_seconds},      {"benchmark_s", o.benchmark_seconds},
-                   {"launch_json", o.launch_json}};
+                   {"launch_json", o.launch_json}, {"verified", o.verified}};
   if (o.error_index) j["error_index"] = *o.error_index;
   if (o.measurement) j["samples_ms"] = o.measurement->samples_ms;
   return j;
@@ -96,6 +97,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.verify_seconds = j.at("verify_s").get<double>();
   o.benchmark_seconds = j.at("benchmark_s").get<double>();
   o.launch_json = j.at("launch_json").get<std::string>();
+  o.verified = j.value("verified", true);
   if (j.contains("error_index")) o.error_index = j["error_index"].get<std::int64_t>();
   if (j.contains("samples_ms")) o.measurement = summarize(j["samples_ms"].get<std::vector<double>>());
   return o;
@@ -232,6 +234,7 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
     if (!problem_sent_) {
       request({{"op", "problem"},
                {"family", family_.name()},
+               {"spec", family_.spec_file().value_or("")},
                {"problem", problem_->descriptor()},
                {"seed", seed_},
                {"measure", to_json(options_)}},
@@ -270,6 +273,7 @@ int serve_worker(int device_ordinal) {
   std::unique_ptr<GpuEvaluator> evaluator;
   std::optional<Space> space;
   const Family* family = nullptr;
+  std::unique_ptr<SpecFamily> spec;  // a kernel spec's family, read again here from its file
   try {
     device = std::make_unique<Device>(device_ordinal);
   } catch (const std::exception& e) {
@@ -281,7 +285,13 @@ int serve_worker(int device_ordinal) {
     const std::string op = message->at("op").get<std::string>();
     try {
       if (op == "problem") {
-        family = &family_named(message->at("family").get<std::string>());
+        const std::string spec_file = message->value("spec", "");
+        if (spec_file.empty()) {
+          family = &family_named(message->at("family").get<std::string>());
+        } else {
+          if (!spec || spec->spec_file() != spec_file) spec = load_spec_family(spec_file);
+          family = spec.get();
+        }
         space = family->space(device->limits());
         const Problem problem = family->problem_from_descriptor(message->at("problem"));
         evaluator = std::make_unique<GpuEvaluator>(*device, *family, measure_options_from_json(message->at("measure")));

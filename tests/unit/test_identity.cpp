@@ -140,7 +140,7 @@ TEST(FamilyProblems, FamilyChecksApplyToParsedProblems) {
   const Family& reduce = family_named("reduce");
   EXPECT_EQ(reduce.parse_problem("n=10,op=min").key(), "n=10,op=min,type=float32");
   EXPECT_EQ(usage_error_of([&] { reduce.parse_problem("n=10,op=min,type=float64"); }),
-            "reduce problem 'n=10,op=min,type=float64': reduce: float64 takes only sum");
+            "reduce problem 'n=10,op=min,type=float64': float64 takes only sum");
   const Family& copy = family_named("copy");
   EXPECT_EQ(copy.parse_problem("n=1000,stride=2").key(), "n=1000,type=float32,stride=2");
   EXPECT_NE(copy.parse_problem("n=1000").match_key(), copy.parse_problem("n=1000,stride=2").match_key());

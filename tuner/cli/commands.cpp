@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,15 +17,37 @@
 #include "report.hpp"
 #include "simulator.hpp"
 #include "store.hpp"
+#include "spec_check.hpp"
+#include "spec_family.hpp"
 #include "strategy_bench.hpp"
 
 namespace cutune {
 namespace {
 
-const Family& required_family(const TuneArgs& args, const char* command) {
-  if (!args.kernel) throw UsageError(std::string(command) + " needs --kernel NAME (see tune --list)");
-  return family_named(*args.kernel);
-}
+// The family a command works on: a built-in one (--kernel), or one read from a spec file
+// (--kernel-file), which this object owns.
+class ChosenFamily {
+ public:
+  ChosenFamily(const TuneArgs& args, const char* command) {
+    if (args.kernel && args.kernel_file) throw UsageError("give --kernel or --kernel-file, not both");
+    if (args.kernel_file) {
+      spec_ = load_spec_family(*args.kernel_file);
+      family_ = spec_.get();
+    } else if (args.kernel) {
+      family_ = &family_named(*args.kernel);
+    } else {
+      throw UsageError(std::string(command) + " needs --kernel NAME (see tune --list) or --kernel-file SPEC");
+    }
+  }
+  const Family& operator*() const { return *family_; }
+  const Family* operator->() const { return family_; }
+  // Set for a spec family, whose plans and kernel arguments are checked before anything runs.
+  const SpecFamily* spec() const { return spec_.get(); }
+
+ private:
+  std::unique_ptr<SpecFamily> spec_;
+  const Family* family_ = nullptr;
+};
 
 // --problem TEXT (each parsed by the family's schema), else the family's defaults for --type and --n.
 std::vector<Problem> requested_problems(const Family& family, const TuneArgs& args) {
@@ -100,7 +123,8 @@ int run_command(const TuneArgs& args) {
   if (args.compile_only) return compile_only(args);
   if (args.simulate) return simulate_landscape(args);
   if (args.strategy_bench) return strategy_bench(args);
-  if (!args.kernel && !args.device) throw UsageError("nothing to do: give --kernel NAME --device N, or see tune --help");
+  if (!args.kernel && !args.kernel_file && !args.device)
+    throw UsageError("nothing to do: give --kernel NAME --device N, or see tune --help");
   return tune(args);
 }
 
@@ -122,10 +146,12 @@ int print_best(const TuneArgs& args) {
 }
 
 int compile_only(const TuneArgs& args) {
-  const Family& family = required_family(args, "--compile-only");
+  const ChosenFamily chosen(args, "--compile-only");
+  const Family& family = *chosen;
   const DeviceLimits limits = limits_for_arch(args.arch.value_or("sm_90"));
   const auto problems = requested_problems(family, args);
   const Space space = tuning_space(family, limits, args.restrictions);
+  if (chosen.spec()) check_spec_family(*chosen.spec(), space, problems, limits.arch());
   const auto configs = space.enumerate();
   const auto raw = static_cast<std::int64_t>(space.raw_size());
 
@@ -167,7 +193,8 @@ int compile_only(const TuneArgs& args) {
 
 int tune(const TuneArgs& args) {
   // Validate everything before the GPU or the database is touched: bad input stores nothing.
-  const Family& family = required_family(args, "tuning");
+  const ChosenFamily chosen(args, "tuning");
+  const Family& family = *chosen;
   if (!args.device) throw UsageError("tuning needs --device N");
   SessionOptions options;
   options.problems = requested_problems(family, args);
@@ -183,12 +210,21 @@ int tune(const TuneArgs& args) {
   options.cache_folder = args.no_cache ? std::string() : CompileCache::default_folder();
   options.command = args.command_line;
   options.progress = !args.quiet;
+  if (args.samples) {
+    if (*args.samples <= 0) throw UsageError("--samples must be positive");
+    options.measure.min_samples = options.measure.max_samples = *args.samples;
+    options.measure.max_sample_seconds = std::numeric_limits<double>::infinity();  // all N, however long
+  }
 
   if (*args.device < 0) throw UsageError("--device must be 0 or more");
   check_database_writable(database_path(args));
   if (*args.device >= device_count())
     throw UsageError(fmt::format("no CUDA device {} (this machine has {})", *args.device, device_count()));
   Device device(*args.device);
+  // A spec's plans and kernel arguments are checked for this device before the database is opened.
+  if (chosen.spec())
+    check_spec_family(*chosen.spec(), tuning_space(family, device.limits(), options.restrictions), options.problems,
+                      device.limits().arch());
   db::Store store(database_path(args));
 
   std::cerr << fmt::format("tuning {} on {} ({}), {} problem(s), strategy {}, database {}\n", family.name(),

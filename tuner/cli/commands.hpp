@@ -12,6 +12,8 @@ namespace cutune {
 struct TuneArgs {
   bool list = false, best = false, compile_only = false, no_cache = false, quiet = false;
   std::optional<std::string> kernel;
+  std::optional<std::string> kernel_file;     // a kernel spec (docs/kernel-spec.md) instead of --kernel
+  std::optional<int> samples;                 // exactly this many timed samples per config
   std::optional<int> device;
   std::optional<std::string> type;
   std::vector<std::int64_t> sizes;
@@ -36,6 +38,8 @@ struct ReportArgs {
   std::optional<std::string> db;
   std::optional<std::int64_t> run;
   std::optional<std::string> kernel;
+  std::optional<std::string> kernel_file;     // a kernel spec (docs/kernel-spec.md) instead of --kernel
+  std::optional<int> samples;                 // exactly this many timed samples per config
   std::optional<std::string> device_uuid;
   std::string out = "cutune-reports";
 };

@@ -113,6 +113,8 @@ int lookup_config(const std::string& path, const DbArgs& args) {
   std::cout << fmt::format("level      {} ({}): {}\n", static_cast<int>(m->level), lookup::to_string(m->level), m->basis);
   std::cout << fmt::format("config     {}\n", m->config);
   std::cout << fmt::format("matching   {}\n", m->match_key.empty() ? "(size only)" : m->match_key);
+  if (m->result_id && !m->verified)
+    std::cout << "verified   no: the family has no reference, so this result's outputs were never checked\n";
   if (m->result_id)
     std::cout << fmt::format("measured   {} on {} ({}), {:.4f} ms; size distance {:.3f}\n", m->matched_problem,
                              m->device_name, m->device_uuid, *m->time_ms, m->size_distance);

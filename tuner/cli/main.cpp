@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   app.add_flag("--best", args.best, "print the best stored config per (device, family, problem)");
   app.add_flag("--compile-only", args.compile_only, "compile every config of the space with NVRTC; no GPU needed");
   app.add_option("--kernel,-k", args.kernel, "kernel family to tune (see --list)");
+  app.add_option("--kernel-file", args.kernel_file,
+                 "a kernel spec file (TOML, docs/kernel-spec.md): tune your own kernel instead of a built-in family");
+  app.add_option("--samples", args.samples,
+                 "exactly N timed samples per config (default: until the mean is known to 0.5 %, 10 to 200)");
   app.add_option("--device,-d", args.device, "CUDA device ordinal");
   app.add_option("--type", args.type, "element type of the problems (family-specific, e.g. int32)");
   app.add_option("--n", args.sizes, "problem sizes (elements); repeat or give several")->expected(1, -1);

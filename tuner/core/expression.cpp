@@ -321,6 +321,15 @@ Expression Expression::parse(std::string_view text, const Resolver& resolve, con
   return expression;
 }
 
+Expression Expression::constant(std::int64_t value) {
+  Expression expression;
+  expression.text_ = std::to_string(value);
+  auto node = std::make_shared<Node>();
+  node->number = value;
+  expression.root_ = std::move(node);
+  return expression;
+}
+
 std::optional<std::int64_t> Expression::evaluate(std::span<const std::int64_t> values) const {
   return evaluate_node(*root_, values);
 }

@@ -36,6 +36,9 @@ class Expression {
   static Expression parse(std::string_view text, const Resolver& resolve, const ConstantResolver& constant = {},
                           std::string_view what = "constraint");
 
+  // The expression that is just this number.
+  static Expression constant(std::int64_t value);
+
   // nullopt where a division or remainder by zero was needed.
   std::optional<std::int64_t> evaluate(std::span<const std::int64_t> values) const;
   const std::string& text() const { return text_; }

@@ -71,6 +71,11 @@ Space& Space::require(std::string description, std::function<bool(const ConfigVi
 }
 
 Space& Space::require(std::string expression) {
+  return require(std::move(expression), std::function<std::optional<std::int64_t>(std::string_view)>());
+}
+
+Space& Space::require(std::string expression,
+                      const std::function<std::optional<std::int64_t>(std::string_view)>& constants) {
   // Names resolve to axis positions now, so checking a config costs no name lookups.
   const auto axis_slot = [this](std::string_view name) -> std::optional<std::size_t> {
     for (std::size_t i = 0; i < axes_.size(); ++i)
@@ -78,13 +83,14 @@ Space& Space::require(std::string expression) {
     return std::nullopt;
   };
   // A label stands for its value number ("algo == regtile"), unless two axes give it different ones.
-  const auto label_value = [this](std::string_view name) -> std::optional<std::int64_t> {
+  const auto label_value = [this, &constants](std::string_view name) -> std::optional<std::int64_t> {
     std::optional<std::int64_t> found;
     for (const Axis& a : axes_)
       if (const auto v = a.labels.empty() ? std::nullopt : a.value_of(std::string(name))) {
         if (found && *found != *v) return std::nullopt;
         found = v;
       }
+    if (!found && constants) return constants(name);
     return found;
   };
   const Expression compiled = Expression::parse(expression, axis_slot, label_value);

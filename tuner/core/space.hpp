@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cutune {
@@ -72,6 +73,9 @@ class Space {
   // numbers, and a label names its number ("algo == regtile"). Throws UsageError naming the
   // problem and its column.
   Space& require(std::string expression);
+  // The same, where names that are neither axes nor labels may be constants (a spec's device
+  // limits: "block <= max_threads_per_block").
+  Space& require(std::string expression, const std::function<std::optional<std::int64_t>(std::string_view)>& constants);
 
   const std::vector<Axis>& axes() const { return axes_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
