@@ -93,11 +93,12 @@ ProblemSchema& ProblemSchema::add(ProblemField field) {
 }
 
 
-ProblemSchema& ProblemSchema::extent(std::string name, std::string help) {
+ProblemSchema& ProblemSchema::extent(std::string name, std::string help, std::optional<std::int64_t> default_value) {
   ProblemField f;
   f.name = std::move(name);
   f.kind = FieldKind::extent;
   f.min = 1;
+  if (default_value) f.default_value = *default_value;
   f.help = std::move(help);
   return add(std::move(f));
 }

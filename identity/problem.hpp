@@ -63,7 +63,8 @@ class Problem;
 class ProblemSchema {
  public:
   // Fluent declarations, in the order fields appear in keys.
-  ProblemSchema& extent(std::string name, std::string help = {});
+  // An extent may have a default (1 for a dimension most problems do not use).
+  ProblemSchema& extent(std::string name, std::string help = {}, std::optional<std::int64_t> default_value = std::nullopt);
   ProblemSchema& integer(std::string name, std::optional<std::int64_t> default_value = std::nullopt, std::string help = {});
   ProblemSchema& element_type(std::string name, std::vector<std::string> types,
                               std::optional<std::string> default_value = std::nullopt, std::string help = {});

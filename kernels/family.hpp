@@ -70,6 +70,7 @@ class HostBuffers {
 struct BufferArg {
   std::string buffer;
   std::int64_t byte_offset = 0;
+  bool operator==(const BufferArg&) const = default;
 };
 using KernelArg = std::variant<BufferArg, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, float, double>;
 

@@ -174,7 +174,13 @@ std::vector<Problem> SpecFamily::problems(const ProblemRequest& request) const {
 
 std::vector<std::string> SpecFamily::problem_definitions(const Problem& problem) const {
   std::vector<std::string> definitions;
-  for (const auto& [name, text] : spec_.defines_from_problem) {
+  const auto values = slot_values(problem, nullptr);
+  for (const auto& [name, text, expression] : spec_.defines_from_problem) {
+    if (expression) {
+      definitions.push_back("-D" + name + "=" + std::to_string(evaluate(*expression, values, problem, nullptr,
+                                                                          std::numeric_limits<std::int64_t>::min())));
+      continue;
+    }
     std::string value;
     for (std::size_t at = 0; at < text.size();) {
       const auto open = text.find('{', at);
@@ -201,7 +207,7 @@ std::vector<std::string> SpecFamily::problem_definitions(const Problem& problem)
 
 std::vector<std::int64_t> SpecFamily::slot_values(const Problem& problem, const Config* config) const {
   const auto& fields = spec_.schema.fields();
-  std::vector<std::int64_t> values(spec_.axes.size() + 2 * fields.size(), 0);
+  std::vector<std::int64_t> values(spec_.axes.size() + 2 * fields.size() + spec_.lets.size(), 0);
   if (config)
     for (std::size_t i = 0; i < spec_.axes.size(); ++i) values[i] = config->values.at(i);
   for (std::size_t j = 0; j < fields.size(); ++j) {
@@ -216,6 +222,12 @@ std::vector<std::int64_t> SpecFamily::slot_values(const Problem& problem, const 
         values[spec_.axes.size() + fields.size() + j] =
             static_cast<std::int64_t>(element_type(std::get<std::string>(v), kAllTypes).bytes);
     }
+  }
+  for (std::size_t k = 0; k < spec_.lets.size(); ++k) {
+    const SpecLet& let = spec_.lets[k];
+    if (let.reads_axes && !config) continue;
+    values[spec_.axes.size() + 2 * fields.size() + k] =
+        evaluate(let.value, values, problem, config, std::numeric_limits<std::int64_t>::min());
   }
   return values;
 }

@@ -75,6 +75,22 @@ struct SpecBuffer {
   std::optional<double> rtol, atol;  // outputs: tolerance; none: exact
 };
 
+// A named expression ([[let]]): later expressions read it by name. One that reads an axis, or a
+// let that does, is known only where configs are (plans, scratch), not in lengths or work.
+struct SpecLet {
+  std::string name;
+  SpecExpression value;
+  bool reads_axes = false;
+};
+
+// -D<name>=<value> from the problem: a text with {field}, {field.cuda}, {field.index} placeholders,
+// or an integer expression over the problem fields.
+struct SpecDefine {
+  std::string name;
+  std::string text;
+  std::optional<SpecExpression> expression;
+};
+
 struct SpecAxis {
   Axis axis;
   // Values given as floats or strings (Kernel Tuner's tune_params): a labelled axis whose -D
@@ -101,8 +117,9 @@ struct SpecDefinition {
   bool cutune_defines = false;  // defines = "cutune"
   ProblemSchema schema;
   std::vector<std::string> problem_texts;
-  std::vector<std::pair<std::string, std::string>> defines_from_problem;  // NAME, template text
+  std::vector<SpecDefine> defines_from_problem;
   std::vector<SpecAxis> axes;
+  std::vector<SpecLet> lets;
   std::vector<std::string> constraints;
   std::optional<std::set<std::string>> allowed_configs;  // canonical config keys
   std::filesystem::path allowed_configs_file;
@@ -159,7 +176,8 @@ class SpecFamily : public Family {
 
  private:
   // Slot values for expressions: the axes, then the problem fields, then sizeof of the
-  // element-type fields (the layout spec_reader.cpp parses against).
+  // element-type fields, then the lets (the layout spec_reader.cpp parses against). Without a
+  // config, the lets that read axes stay 0: no problem-only expression reads them.
   std::vector<std::int64_t> slot_values(const Problem& problem, const Config* config) const;
   std::int64_t evaluate(const SpecExpression& e, const std::vector<std::int64_t>& values, const Problem& problem,
                         const Config* config, std::int64_t minimum = 0) const;

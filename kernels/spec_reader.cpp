@@ -135,8 +135,13 @@ struct Names {
   const std::vector<SpecAxis>* axes = nullptr;  // null: no axes here
   const ProblemSchema* schema = nullptr;        // null: no problem fields here
   std::size_t axis_count = 0;
+  const std::vector<SpecLet>* lets = nullptr;   // the lets declared so far
 
   std::optional<std::size_t> slot(std::string_view name) const {
+    if (lets && schema)
+      for (std::size_t k = 0; k < lets->size(); ++k)
+        if ((*lets)[k].name == name && (axes || !(*lets)[k].reads_axes))
+          return axis_count + 2 * schema->fields().size() + k;
     if (axes)
       for (std::size_t i = 0; i < axes->size(); ++i)
         if ((*axes)[i].axis.name == name) return i;
@@ -229,10 +234,15 @@ ProblemSchema read_fields(const SpecReader& r, const toml::table& top) {
     const std::string help = r.text(*f, "help", where, false);
     const toml::node* def = f->get("default");
     try {
-      if (kind == "extent") {
-        if (def) r.fail(*def, where + ": an extent has no default (it is the size)");
-        schema.extent(name, help);
-      } else if (kind == "integer") {
+      if (kind == "extent" || kind == "integer") {
+        std::optional<std::int64_t> d;
+        if (def) {
+          if (!def->is_integer()) r.fail(*def, where + ": 'default' must be an integer");
+          d = *def->value<std::int64_t>();
+        }
+        if (kind == "extent") schema.extent(name, help, d);
+        else schema.integer(name, d, help);
+      } else if (false) {
         std::optional<std::int64_t> d;
         if (def) {
           if (!def->is_integer()) r.fail(*def, where + ": 'default' must be an integer");
@@ -410,9 +420,6 @@ std::vector<SpecBuffer> read_buffers(const SpecReader& r, const toml::table& top
     buffers.push_back(std::move(buffer));
   }
   if (buffers.empty()) r.fail("needs at least one [[buffer]]");
-  bool any_output = false;
-  for (const auto& b : buffers) any_output |= b.role == BufferRole::output;
-  if (!any_output) r.fail("needs at least one output buffer (role = \"output\"): what would be verified?");
   return buffers;
 }
 
@@ -553,7 +560,7 @@ SpecDefinition read_spec(const fs::path& given) {
     throw UsageError(file.string() + ": line " + std::to_string(at.line) + ": " + std::string(e.description()));
   }
   r.allow_keys(top, {"name", "summary", "source", "kernels", "nvrtc_options", "include_paths", "defines", "problems",
-                     "constraints", "allowed_configs", "defines_from_problem", "field", "axis", "buffer", "step",
+                     "constraints", "allowed_configs", "defines_from_problem", "field", "axis", "let", "buffer", "step",
                      "reference", "expected", "work"},
                "");
   SpecDefinition spec;
@@ -583,8 +590,22 @@ SpecDefinition read_spec(const fs::path& given) {
 
   spec.schema = read_fields(r, top);
   spec.axes = read_axes(r, top, spec.schema);
-  Names problem_names{nullptr, &spec.schema, spec.axes.size()};
-  Names all_names{&spec.axes, &spec.schema, spec.axes.size()};
+  Names problem_names{nullptr, &spec.schema, spec.axes.size(), &spec.lets};
+  Names all_names{&spec.axes, &spec.schema, spec.axes.size(), &spec.lets};
+  for (const toml::table* l : r.tables(top, "let")) {
+    SpecLet let;
+    let.name = r.text(*l, "name", "a [[let]]");
+    const std::string where = "let '" + let.name + "'";
+    r.allow_keys(*l, {"name", "value"}, where);
+    if (!is_identifier(let.name)) r.fail(where + ": the name is not an identifier");
+    if (all_names.slot(let.name) || spec.schema.field(let.name)) r.fail(where + ": the name is taken");
+    let.value = expression_at(r, *l, "value", all_names, where);
+    for (const std::size_t slot : let.value.expression.slots()) {
+      const std::size_t first_let = spec.axes.size() + 2 * spec.schema.fields().size();
+      let.reads_axes |= slot < spec.axes.size() || (slot >= first_let && spec.lets[slot - first_let].reads_axes);
+    }
+    spec.lets.push_back(std::move(let));
+  }
 
   spec.problem_texts = r.texts(top, "problems", "problems");
   for (const auto& text : spec.problem_texts) {
@@ -607,7 +628,14 @@ SpecDefinition read_spec(const fs::path& given) {
     for (const auto& [key, value] : t) {
       const std::string name(key.str());
       if (!is_identifier(name)) r.fail(value, "defines_from_problem: '" + name + "' is not an identifier");
-      if (!value.is_string()) r.fail(value, "defines_from_problem: " + name + " must be a string such as \"{type.cuda}\"");
+      if (const toml::table* t = value.as_table()) {
+        r.allow_keys(*t, {"expression"}, "defines_from_problem: " + name);
+        spec.defines_from_problem.push_back(
+            {name, "", expression_at(r, *t, "expression", problem_names, "defines_from_problem: " + name)});
+        continue;
+      }
+      if (!value.is_string())
+        r.fail(value, "defines_from_problem: " + name + " must be a text such as \"{type.cuda}\" or { expression = \"…\" }");
       const std::string text = *value.value<std::string>();
       // Check the placeholders now: {field}, {field.cuda}, {field.index}.
       for (std::size_t at = text.find('{'); at != std::string::npos; at = text.find('{', at + 1)) {
@@ -621,7 +649,7 @@ SpecDefinition read_spec(const fs::path& given) {
         if (!part.empty() && part != "index" && !(part == "cuda" && f->kind == FieldKind::element_type))
           r.fail(value, "defines_from_problem: " + name + ": '{" + inside + "}' (use {field}, {field.index}, or {field.cuda} for element types)");
       }
-      spec.defines_from_problem.emplace_back(name, text);
+      spec.defines_from_problem.push_back({name, text, std::nullopt});
     }
   }
 
@@ -663,6 +691,9 @@ SpecDefinition read_spec(const fs::path& given) {
     }
   }
   if (spec.reference && !spec.expected.empty()) r.fail("give either [reference] or [expected], not both");
+  bool any_output = false;
+  for (const auto& b : spec.buffers) any_output |= b.role == BufferRole::output;
+  if (spec.reference && !any_output) r.fail("reference: no buffer has role \"output\": what would it check?");
 
   if (const toml::node* node = top.get("work")) {
     const toml::table& t = r.table_at(*node, "work");

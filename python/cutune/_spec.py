@@ -11,7 +11,8 @@ How Kernel Tuner's model maps onto a spec:
   problem_size_x/_y/_z (y and z default to 1 and stay out of the problem key at 1, so that
   ``10000`` and ``(10000, 1)`` are the same problem, as they are the same launch);
 - each tune parameter is an axis: integer lists as values, anything else (floats, strings, bools)
-  as labels holding ``str(value)``, which is what Kernel Tuner writes after ``#define name``;
+  as values holding ``str(value)``, which is what Kernel Tuner writes after ``#define name``
+  (a spec axis whose values are texts passes the text itself as the definition);
 - each array argument is a buffer ``arg<i>`` filled from ``arg<i>.npy``; each scalar a typed
   literal argument; outputs (non-None entries of ``answer``) are verified against
   ``answer<i>.npy``;
@@ -673,7 +674,9 @@ def build_spec(kernel_name, kernel_source, problem_size, arguments, tune_params,
     for p in spec.params:
         doc.blank()
         if p.labelled:
-            doc.array_table("axis", {"name": p.name, "labels": p.texts})
+            # "values" holding text (not "labels"): the engine then passes each value's text as
+            # the -D definition, as Kernel Tuner does, where labels would pass their index.
+            doc.array_table("axis", {"name": p.name, "values": p.texts})
         else:
             doc.array_table("axis", {"name": p.name, "values": [int(v) for v in p.values]})
     for table in buffers:

@@ -331,17 +331,17 @@ class TuneParams(unittest.TestCase):
                                   "flag": [True, False], "mixed": [1, 1.5]})
         axes = {ax["name"]: ax for ax in parsed(spec)["axis"]}
         self.assertEqual(axes["block_size_x"], {"name": "block_size_x", "values": [64, 128]})
-        self.assertEqual(axes["alpha"]["labels"], ["0.5", "1e-05", "2.0"])  # what Kernel Tuner #defines
-        self.assertEqual(axes["mode"]["labels"], ["shared", "global"])
-        self.assertEqual(axes["flag"]["labels"], ["True", "False"])
-        self.assertEqual(axes["mixed"]["labels"], ["1", "1.5"])
+        self.assertEqual(axes["alpha"]["values"], ["0.5", "1e-05", "2.0"])  # what Kernel Tuner #defines
+        self.assertEqual(axes["mode"]["values"], ["shared", "global"])
+        self.assertEqual(axes["flag"]["values"], ["True", "False"])
+        self.assertEqual(axes["mixed"]["values"], ["1", "1.5"])
         self.assertEqual(spec.param("alpha").by_text["1e-05"], 1e-05)
 
     def test_numpy_values(self):
         spec = build(tune_params={"block_size_x": np.array([64, 128]), "f": [np.float32(0.25)]})
         axes = {ax["name"]: ax for ax in parsed(spec)["axis"]}
         self.assertEqual(axes["block_size_x"]["values"], [64, 128])
-        self.assertEqual(axes["f"]["labels"], ["0.25"])
+        self.assertEqual(axes["f"]["values"], ["0.25"])
 
     def test_bad_params(self):
         for params, pattern in [({}, "non-empty"), ([("a", [1])], "dict"), ({"block_size_x": []}, "no values"),
