@@ -263,7 +263,9 @@ std::optional<ResultRecord> Store::best_result(std::int64_t device_id, std::int6
                                                std::int64_t problem_id) {
   auto s = db_.prepare(std::string("SELECT ") + kResultColumns +
                        " FROM results WHERE device_id = ?1 AND template_id = ?2 AND problem_id = ?3 AND status = 'ok'"
-                       " AND time_ms_median IS NOT NULL ORDER BY time_ms_median, id LIMIT 1");
+                       // Ties (event times are quantised) go to the smaller config text, as in
+                       // choose_config: the cubin stored for the best is the one lookups answer with.
+                       " AND time_ms_median IS NOT NULL ORDER BY time_ms_median, config LIMIT 1");
   s.bind(1, device_id).bind(2, template_id).bind(3, problem_id);
   if (!s.step()) return std::nullopt;
   return read_result(s);
@@ -292,10 +294,10 @@ std::int64_t Store::result_count() {
 }
 
 std::vector<BestRow> Store::best(const std::string& family, const std::string& device_uuid) {
-  // The fastest ok result of each (device, problem); ties broken by the earlier row.
+  // The fastest ok result of each (device, problem); ties go to the smaller config text (choose_config's rule).
   auto s = db_.prepare(R"sql(
     WITH ranked AS (
-      SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.device_id, r.problem_id ORDER BY r.time_ms_median, r.id) AS rank
+      SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.device_id, r.problem_id ORDER BY r.time_ms_median, r.config) AS rank
       FROM results r WHERE r.status = 'ok' AND r.time_ms_median IS NOT NULL)
     SELECT d.name, d.uuid, p.family, p.key, p.size, p.dtype, ranked.config, ranked.launch_json,
            ranked.time_ms_median, ranked.gbs, ranked.gflops, ranked.copy_fraction, p.match_key, ranked.verified

@@ -65,7 +65,7 @@ class Store {
   // --simulate` replays. Where several template versions have results, those of the newest.
   std::vector<ProblemResult> problem_results(const std::string& device_uuid, const std::string& family,
                                              const std::string& problem_key);
-  // The fastest ok result of one template on one device for one problem.
+  // The fastest ok result of one template on one device for one problem (ties: the smaller config text).
   std::optional<ResultRecord> best_result(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id);
   std::int64_t result_count();
 

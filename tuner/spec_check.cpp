@@ -17,20 +17,27 @@ namespace {
 // Traits that NVRTC evaluates at compile time, with no standard library: a kernel's parameter
 // count, and each parameter's pointer-ness, pointee size, scalar size and floating-point-ness.
 // param<I, F> is void past the last parameter, so a wrong count fails one check, not the compile.
+// Template parameters have long names: the template's macros (F, T, N, …) are defined above.
 constexpr const char* kTraits = R"cu(
 namespace cutune_check {
-template <class F> struct arity { static constexpr int value = -1; };
-template <class... A> struct arity<void (*)(A...)> { static constexpr int value = sizeof...(A); };
-template <int I, class F> struct param { typedef void type; };
-template <class A0, class... A> struct param<0, void (*)(A0, A...)> { typedef A0 type; };
-template <int I, class A0, class... A> struct param<I, void (*)(A0, A...)> {
-  typedef typename param<I - 1, void (*)(A...)>::type type;
+template <class CutuneFn> struct arity { static constexpr int value = -1; };
+template <class... CutuneArgs> struct arity<void (*)(CutuneArgs...)> { static constexpr int value = sizeof...(CutuneArgs); };
+template <int CutuneIndex, class CutuneFn> struct param { typedef void type; };
+template <class CutuneFirst, class... CutuneArgs> struct param<0, void (*)(CutuneFirst, CutuneArgs...)> {
+  typedef CutuneFirst type;
 };
-template <class T> struct pointer { static constexpr bool value = false; static constexpr int pointee = 0; };
-template <class T> struct pointer<T*> { static constexpr bool value = true; static constexpr int pointee = sizeof(T); };
+template <int CutuneIndex, class CutuneFirst, class... CutuneArgs>
+struct param<CutuneIndex, void (*)(CutuneFirst, CutuneArgs...)> {
+  typedef typename param<CutuneIndex - 1, void (*)(CutuneArgs...)>::type type;
+};
+template <class CutuneType> struct pointer { static constexpr bool value = false; static constexpr int pointee = 0; };
+template <class CutuneType> struct pointer<CutuneType*> {
+  static constexpr bool value = true;
+  static constexpr int pointee = sizeof(CutuneType);
+};
 template <> struct pointer<void*> { static constexpr bool value = true; static constexpr int pointee = 0; };
 template <> struct pointer<const void*> { static constexpr bool value = true; static constexpr int pointee = 0; };
-template <class T> struct scalar { static constexpr int size = sizeof(T); static constexpr bool floating = false; };
+template <class CutuneType> struct scalar { static constexpr int size = sizeof(CutuneType); static constexpr bool floating = false; };
 template <> struct scalar<void> { static constexpr int size = 0; static constexpr bool floating = false; };
 template <> struct scalar<float> { static constexpr int size = 4; static constexpr bool floating = true; };
 template <> struct scalar<double> { static constexpr int size = 8; static constexpr bool floating = true; };
