@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -136,6 +137,44 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel resample --compile-only --problem series=1,points=10" + with_db),
                      "'window' needs a value");
   EXPECT_EQ(count_results(db), 1);  // nothing stored, nothing lost
+}
+
+// A spec with mistakes: one line naming the spec and the field, exit 2, the database untouched.
+TEST(Cli, BadKernelSpecsAreOneLineAndExitTwo) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(folder);
+  const std::string examples = std::string(CUTUNE_SOURCE_DIR) + "/examples/";
+  const auto spec_with = [&](const std::string& from, const std::string& to) {
+    std::ifstream in(examples + "specs/copy.toml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string spec = text.str();
+    spec.replace(spec.find(from), from.size(), to);
+    // Relative paths resolve beside the spec: keep it beside the original.
+    const std::string path = examples + "specs/.cli-test-" + std::to_string(getpid()) + ".toml";
+    std::ofstream(path) << spec;
+    return path;
+  };
+  struct Case {
+    std::string from, to, message, command;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"length = \"n\"", "length = \"n * nosuch\"", "buffer 'out': length: expression 'n * nosuch': unknown name 'nosuch'",
+            "--device 0"},
+           {"source = \"../../templates/copy.cu\"", "source = \"../../templates/nosuch.cu\"", "source: no file", "--device 0"},
+           {"grid = [\"ceil_div(n, block * ept)\"]", "grid = [\"n / (block - 128)\"]", "has no value (a division by zero",
+            "--compile-only"},
+           {"launch = \"copy_kernel\"", "launch = \"copy_kernal\"", "kernel 'copy_kernal' is not among 'kernels'",
+            "--compile-only"},
+           {"\"int64 offset\", \"int64 stride\"", "\"int32 offset\", \"int64 stride\"",
+            "argument 1 ('int32 offset'): the spec passes a 4-byte integer (int32), but the kernel's parameter 1 is not one",
+            "--compile-only"}}) {
+    const std::string spec = spec_with(c.from, c.to);
+    expect_usage_error(tune("--kernel-file " + spec + " " + c.command + " --db " + db), c.message);
+    std::filesystem::remove(spec);
+  }
+  expect_usage_error(tune("--kernel-file " + examples + "specs/copy.toml --kernel copy --device 0 --db " + db), "not both");
+  EXPECT_EQ(count_results(db), 1);
 }
 
 TEST(Cli, RestrictNarrowsTheCompiledSpace) {

@@ -39,6 +39,7 @@ struct Fixture {
       r.status = i == 2 ? "compile_error" : "ok";
       r.error = i == 2 ? kEvil : "";
       if (i < 2) r.time_ms_median = 1.0 + i;
+      r.verified = i != 1;  // one ok result of a family with no reference
       r.launch_json = "[]";
       store.add_result(r);
     }
@@ -78,6 +79,9 @@ TEST(Report, DataBlockRoundTrips) {
   EXPECT_EQ(parsed["results"]["median"].size(), 3u);
   EXPECT_EQ(parsed["failures"][0]["status"], "compile_error");
   EXPECT_EQ(parsed["failures"][0]["messages"][0]["text"], kEvil);
+  // The page says how many ok results were never checked against a reference.
+  EXPECT_EQ(parsed["unverified"], 1);
+  EXPECT_NE(page.find("id=\"unverified-warning\""), std::string::npos);
 }
 
 TEST(Report, FileNamesAreTame) {
