@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "field_text.hpp"
 #include "store.hpp"
 #include "temp_folder.hpp"
 
@@ -96,14 +97,9 @@ class ResultsBuilder {
 
   static std::string config_json(const std::string& config) {
     std::string json = "{";
-    for (std::size_t start = 0; start < config.size();) {
-      const std::size_t end = std::min(config.find(',', start), config.size());
-      const std::string item = config.substr(start, end - start);
-      const std::size_t equals = item.find('=');
-      const std::string name = item.substr(0, equals), value = item.substr(equals + 1);
+    for (const auto& [name, value] : parse_named_values(config)) {
       const bool label = name == "algo";
       json += (json.size() > 1 ? "," : "") + ("\"" + name + "\":") + (label ? "\"" + value + "\"" : value);
-      start = end + 1;
     }
     return json + "}";
   }
