@@ -71,6 +71,7 @@ struct ResultRecord {
   std::optional<std::int64_t> error_index;
   std::string launch_json;              // the plan's steps in order: launches (grid, block, shared memory) and memsets (stored_step)
   bool verified = true;                 // false: the family had no reference, so the outputs were not checked
+  bool cut_short = false;               // sampling stopped early, the config clearly behind the best: a rough median
   std::string created_at;
   double elapsed_s = 0;  // seconds since the run started when this result was stored
 };

@@ -169,6 +169,7 @@ CREATE TABLE family_defaults (
 );
 UPDATE meta SET value = -1 WHERE key = 'family_defaults_version';
 ALTER TABLE results ADD COLUMN verified INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE results ADD COLUMN cut_short INTEGER NOT NULL DEFAULT 0;
 )sql";
 
 // Problems stored before version 4: the built-in families' get their version-3 schemas, and

@@ -15,7 +15,8 @@ namespace cutune::db {
 // 3: baselines (bench/ results against libraries, shown in reports).
 // 4: problem identity: problem_schemas (each family's typed problem fields), problems.match_key
 //    (the fields a lookup must match exactly), family defaults per match key instead of per
-//    element type; results.verified (0 where a kernel spec had no reference to check against).
+//    element type; results.verified (0 where a kernel spec had no reference to check against) and
+//    results.cut_short (1 where sampling stopped early, the config clearly behind the best).
 //    Existing problems of the seven built-in families get their schemas as they
 //    stood at version 3, and match keys and sizes derived from their descriptors.
 inline constexpr int kSchemaVersion = 4;

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstring>
 
 #include "core/error.hpp"
 #include "templates.hpp"
+#include "verify.hpp"
 
 namespace cutune {
 
@@ -104,6 +107,46 @@ nlohmann::json stored_step(const MemsetStep& step) {
           {"bytes", step.bytes},
           {"byte_offset", step.byte_offset},
           {"stream_write", step.stream_write}};
+}
+
+namespace {
+
+template <class T>
+bool breaks_rule(T e, T a, const OutputRule& rule) {
+  if (rule.exact) return !(a == e);
+  const double de = static_cast<double>(e), da = static_cast<double>(a);
+  return !(std::fabs(da - de) <= rule.rtol * std::fabs(de) + rule.atol);
+}
+
+template <class F>
+void dispatch_rule_type(const std::string& type, F&& f) {
+  if (type == "int32") f(std::int32_t{});
+  else if (type == "uint32") f(std::uint32_t{});
+  else if (type == "int64") f(std::int64_t{});
+  else if (type == "uint64") f(std::uint64_t{});
+  else if (type == "float32") f(float{});
+  else if (type == "float64") f(double{});
+  else throw Error("output rule of unknown element type " + type);
+}
+
+}  // namespace
+
+bool outputs_pass(const std::vector<OutputRule>& rules, const HostBuffers& expected, const HostBuffers& actual) {
+  bool identical = true, within_rules = true;
+  for (const OutputRule& rule : rules) {
+    const auto& e = expected.at(rule.buffer);
+    const auto& a = actual.at(rule.buffer);
+    identical = identical && e.size() == a.size() && std::memcmp(e.data(), a.data(), e.size()) == 0;
+    if (!rule.checked) continue;
+    dispatch_rule_type(rule.element_type, [&](auto zero) {
+      using T = decltype(zero);
+      const auto want = expected.as<T>(rule.buffer);
+      const auto got = actual.as<T>(rule.buffer);
+      if (want.size() != got.size()) within_rules = false;
+      for (std::size_t i = 0; i < want.size() && within_rules; ++i) within_rules = !breaks_rule(want[i], got[i], rule);
+    });
+  }
+  return identical || within_rules;
 }
 
 }  // namespace cutune

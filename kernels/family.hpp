@@ -118,6 +118,17 @@ struct GpuReference {
   std::vector<Step> plan;
 };
 
+// How one output is compared, as a rule the GPU can apply element by element. The rules of all
+// outputs together say what Family::compare() says: the outputs pass when they are byte-identical
+// to the expected ones, or when every checked output passes its rule at every element.
+struct OutputRule {
+  std::string buffer;
+  std::string element_type;  // int32, uint32, int64, uint64, float32, float64
+  bool checked = true;       // false: its contents are unspecified (only the byte-identity test reads it)
+  bool exact = true;         // exact: actual == expected by value (NaN never); else:
+  double rtol = 0, atol = 0; //   |actual - expected| <= rtol·|expected| + atol in double (NaN never)
+};
+
 struct Verdict {
   bool ok = true;
   std::string message;                    // first mismatch, with index, expected and actual
@@ -175,6 +186,12 @@ class Family {
   virtual void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const = 0;
   // Expected outputs, computed on the CPU.
   virtual HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const = 0;
+  // compare() as rules over every output, when it is one: outputs are then compared on the GPU
+  // and copied back only to describe a mismatch. nullopt (the default) where compare() is more
+  // than such rules (range checks, sampled references): outputs come back to the CPU.
+  virtual std::optional<std::vector<OutputRule>> output_rules(const Problem&, const HostBuffers& /*expected*/) const {
+    return std::nullopt;
+  }
   // A reference plan to run on the GPU instead of reference(); nullopt for CPU references.
   virtual std::optional<GpuReference> gpu_reference(const Problem&) const { return std::nullopt; }
   // False when the family has no reference at all: results are stored as unverified.

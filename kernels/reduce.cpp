@@ -193,6 +193,11 @@ Verdict ReduceFamily::compare(const Problem& p, const HostBuffers& expected, con
   return verdict;
 }
 
+std::optional<std::vector<OutputRule>> ReduceFamily::output_rules(const Problem& p, const HostBuffers& expected) const {
+  if (op_of(p) != ReductionOp::sum) return std::vector<OutputRule>{{"out", p.dtype()}};  // min and max are exact
+  return std::vector<OutputRule>{{"out", p.dtype(), true, false, 0, expected.as<double>("tolerance")[0]}};
+}
+
 Work ReduceFamily::work(const Problem& p) const {
   const auto n = static_cast<double>(n_of(p));
   return {(n + 1) * static_cast<double>(element_bytes(p)), n};  // read every value once; one operation each

@@ -162,6 +162,10 @@ Verdict ResampleFamily::compare(const Problem&, const HostBuffers& expected, con
                               2 * std::numeric_limits<float>::epsilon(), 0);
 }
 
+std::optional<std::vector<OutputRule>> ResampleFamily::output_rules(const Problem&, const HostBuffers&) const {
+  return std::vector<OutputRule>{{"out", "float32", true, false, 2 * std::numeric_limits<float>::epsilon(), 0}};
+}
+
 Work ResampleFamily::work(const Problem& p) const {
   const Geometry g = geometry_of(p);
   const auto points = static_cast<double>(g.total_points());

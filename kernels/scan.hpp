@@ -25,6 +25,7 @@ class ScanFamily : public Family {
   void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
   HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;
   Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
+  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem, const HostBuffers& expected) const override;
   Work work(const Problem& problem) const override;
 
   // A problem with explicit offsets into starts/stops (the tuning defaults use 0).

@@ -461,6 +461,22 @@ Verdict SpecFamily::compare(const Problem& problem, const HostBuffers& expected,
   return {};
 }
 
+std::optional<std::vector<OutputRule>> SpecFamily::output_rules(const Problem& problem, const HostBuffers& expected) const {
+  std::vector<OutputRule> rules;
+  for (const SpecBuffer& b : spec_.buffers) {
+    if (b.role != BufferRole::output) continue;
+    OutputRule rule{b.name, buffer_type(b, problem)};
+    rule.checked = expected.contains(b.name);  // as compare(): outputs without expected values are not checked
+    if (b.rtol || b.atol) {
+      rule.exact = false;
+      rule.rtol = b.rtol.value_or(0);
+      rule.atol = b.atol.value_or(0);
+    }
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
 Work SpecFamily::work(const Problem& problem) const {
   const auto values = slot_values(problem, nullptr);
   Work w;

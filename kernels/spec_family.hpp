@@ -161,6 +161,7 @@ class SpecFamily : public Family {
   std::optional<GpuReference> gpu_reference(const Problem& problem) const override;
   bool verifies() const override { return spec_.reference.has_value() || !spec_.expected.empty(); }
   Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
+  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem, const HostBuffers& expected) const override;
   Work work(const Problem& problem) const override;
 
   const SpecDefinition& definition() const { return spec_; }

@@ -62,4 +62,9 @@ double sum_tolerance(std::span<const T> values) {
   return std::numeric_limits<T>::epsilon() / 2 * depth * std::sqrt(static_cast<double>(squares));
 }
 
+// What the GPU computes for a family's output rules (tuner/output_check), on the host: the outputs
+// pass when byte-identical to the expected ones, or when every checked output passes its rule at
+// every element. Tests use it to hold each family's rules to its compare().
+bool outputs_pass(const std::vector<OutputRule>& rules, const HostBuffers& expected, const HostBuffers& actual);
+
 }  // namespace cutune

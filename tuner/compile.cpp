@@ -101,7 +101,7 @@ Compiled compile(const CompileRequest& r) {
   } else if (result.log.empty()) {
     result.log = std::string("nvrtcCompileProgram failed: ") + nvrtcGetErrorString(status);
   }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds = result.cold_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 
@@ -121,6 +121,7 @@ CompileCache::CompileCache(std::string folder) : folder_(std::move(folder)) {
 
 std::optional<Compiled> CompileCache::find(const std::string& key) const {
   if (!enabled()) return std::nullopt;
+  const auto started = std::chrono::steady_clock::now();
   const std::filesystem::path meta_path = std::filesystem::path(folder_) / (key + ".json");
   std::error_code ec;
   if (!std::filesystem::exists(meta_path, ec)) return std::nullopt;
@@ -130,13 +131,14 @@ std::optional<Compiled> CompileCache::find(const std::string& key) const {
     c.ok = meta.at("ok").get<bool>();
     c.log = meta.at("log").get<std::string>();
     c.options = meta.at("options").get<std::vector<std::string>>();
-    c.seconds = meta.at("seconds").get<double>();
+    c.cold_seconds = meta.at("seconds").get<double>();
     c.from_cache = true;
     if (c.ok) {
       const std::string cubin = read_file(std::filesystem::path(folder_) / (key + ".cubin"));
       if (cubin.empty()) return std::nullopt;
       c.cubin.assign(cubin.begin(), cubin.end());
     }
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return c;
   } catch (const std::exception&) {
     return std::nullopt;  // a damaged entry is recompiled
@@ -148,7 +150,8 @@ void CompileCache::put(const std::string& key, const Compiled& c) const {
   const std::filesystem::path folder(folder_);
   // The cubin lands first, so a visible .json always has its cubin.
   if (c.ok) write_atomically(folder / (key + ".cubin"), c.cubin.data(), c.cubin.size());
-  const std::string meta = nlohmann::json{{"ok", c.ok}, {"log", c.log}, {"options", c.options}, {"seconds", c.seconds}}.dump();
+  const std::string meta =
+      nlohmann::json{{"ok", c.ok}, {"log", c.log}, {"options", c.options}, {"seconds", c.cold_seconds}}.dump();
   write_atomically(folder / (key + ".json"), meta.data(), meta.size());
 }
 

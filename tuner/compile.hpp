@@ -26,7 +26,10 @@ struct Compiled {
   std::vector<char> cubin;
   std::string log;  // NVRTC's log (warnings on success, errors on failure)
   std::vector<std::string> options;  // the full option list NVRTC saw
-  double seconds = 0;  // time NVRTC took when this was first compiled (also for cache hits)
+  // What this compile cost now: NVRTC's time, or for a cache hit the time to read the entry (what
+  // the result stores as compile_s: a warm cache makes tuning cheaper, and the record says so).
+  double seconds = 0;
+  double cold_seconds = 0;  // NVRTC's time when the entry was first compiled
   bool from_cache = false;
 };
 

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "output_check.hpp"
+
 namespace cutune {
 namespace {
 
@@ -51,6 +53,10 @@ struct GpuEvaluator::State {
   // Initialised outputs as generated: copied back into the output before every run, so that a
   // kernel that reads and updates it (y = a*x + y) always starts from the same contents.
   std::map<std::string, DeviceBuffer> pristine;
+  // The family's comparison as element-wise rules, and the expected outputs on the device that
+  // they are checked against there (tuner/output_check); none: outputs come back to the CPU.
+  std::optional<std::vector<OutputRule>> rules;
+  std::map<std::string, DeviceBuffer> expected_on_device;
   // Outputs come back into these every verification: allocated and page-locked once per problem,
   // since allocating (and faulting in) a GiB per check costs more than the check.
   HostBuffers actual;
@@ -140,6 +146,15 @@ void GpuEvaluator::set_problem(const Problem& problem, HostBuffers inputs) {
     }
   }
   if (gpu_reference) compute_expected_on_gpu(*state, *gpu_reference);
+  if (family_.verifies()) state->rules = family_.output_rules(problem, state->expected);
+  if (state->rules) {
+    for (const OutputRule& rule : *state->rules) {
+      const auto& host = state->expected.at(rule.buffer);
+      auto& copy = state->expected_on_device[rule.buffer] = DeviceBuffer(host.size());
+      copy.upload(host.data(), host.size());
+    }
+    checker_ = &OutputChecker::shared_for(device_.limits().arch());
+  }
   state_ = std::move(state);
 }
 
@@ -168,7 +183,8 @@ void GpuEvaluator::compute_expected_on_gpu(State& s, const GpuReference& referen
   }
 }
 
-Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const Compiled& compiled) {
+Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const Compiled& compiled,
+                               std::optional<double> best_ms) {
   Outcome outcome;
   if (!compiled.ok) {
     outcome.status = Status::compile_error;
@@ -246,6 +262,16 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
   outcome.verified = family_.verifies();
   auto verify = [&](const char* when) -> bool {
     if (!outcome.verified) return true;  // nothing to compare with: stored as unverified
+    if (s.rules) {
+      // On the GPU; a failure is described below by the CPU path, which copies the outputs back.
+      std::vector<OutputChecker::Output> outputs;
+      for (const OutputRule& rule : *s.rules) {
+        const DeviceBuffer& expected = s.expected_on_device.at(rule.buffer);
+        const std::size_t element = rule.element_type.ends_with("64") ? 8 : 4;
+        outputs.push_back({&rule, expected.get(), s.buffer(rule.buffer).get(), static_cast<std::int64_t>(expected.bytes() / element)});
+      }
+      if (checker_->passes(outputs, s.stream.get())) return true;
+    }
     bool identical = true;  // byte-identical to the reference: right for any comparison rule
     for (const auto& spec : s.io_specs) {
       if (spec.role != BufferRole::output) continue;
@@ -290,6 +316,10 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
       s.stop.record(s.stream.get());
       s.wait(options_.timeout_seconds);
       samples.push_back(s.stop.elapsed_ms_since(s.start));
+      if (clearly_behind(samples, best_ms, options_)) {
+        outcome.cut_short = true;
+        break;
+      }
     }
     outcome.benchmark_seconds = seconds_since(bench_started);
 

@@ -19,6 +19,10 @@
 #include "measure.hpp"
 
 namespace cutune {
+class OutputChecker;
+}
+
+namespace cutune {
 
 enum class Status { ok, compile_error, load_error, launch_error, runtime_fault, timeout, wrong_result };
 std::string to_string(Status status);
@@ -32,6 +36,9 @@ struct Outcome {
   // False when the family has no reference (a spec without [reference] or [expected]): the config
   // ran and was timed, but nothing checked its outputs.
   bool verified = true;
+  // Sampling stopped early because the config was clearly behind the best (clearly_behind): its
+  // median is of a few samples, never a full measurement.
+  bool cut_short = false;
   std::string launch_json;  // the plan in order: per kernel grid, block, shared memory, registers, spills; memsets (stored_step)
 };
 
@@ -48,7 +55,9 @@ class GpuEvaluator {
   // Or with given inputs (tests plant bad indices this way).
   void set_problem(const Problem& problem, HostBuffers inputs);
 
-  Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled);
+  // best_ms: the best median measured so far for this problem, for cutting losers short.
+  Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled,
+                   std::optional<double> best_ms = std::nullopt);
 
   // False after a sticky fault or a hang: this process can do no more GPU work.
   bool usable() const { return usable_; }
@@ -65,6 +74,7 @@ class GpuEvaluator {
   const Family& family_;
   MeasureOptions options_;
   std::unique_ptr<State> state_;
+  OutputChecker* checker_ = nullptr;  // the process's GPU comparison kernels, once a family has rules
   bool usable_ = true;
 };
 

@@ -2,6 +2,7 @@
 // Timing statistics and the stopping rule. Pure functions, so they are tested without a GPU;
 // evaluate.cpp does the timed launches with CUDA events.
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 namespace cutune {
@@ -15,6 +16,10 @@ struct MeasureOptions {
   double target_relative_error = 0.005;
   bool flush_l2 = true;         // overwrite a buffer of 2× L2 before every sample
   double timeout_seconds = 10;  // one run longer than this counts as a hang
+  // A config whose fastest of its first cut_after_samples samples is more than cut_ratio times the
+  // best median so far stops sampling: it loses whatever more samples would say. 0 disables.
+  double cut_ratio = 2.0;
+  int cut_after_samples = 3;
 };
 
 struct Measurement {
@@ -27,5 +32,10 @@ Measurement summarize(std::vector<double> samples_ms);
 // True once enough samples were taken: the minimum count is reached and the mean is known to
 // the target relative error, or a cap on count or summed time is hit.
 bool enough_samples(const std::vector<double>& samples_ms, const MeasureOptions& options);
+
+// True when the samples so far put the config clearly behind the best median measured before it
+// for the same problem: at least cut_after_samples of them, and even the fastest is more than
+// cut_ratio times the best. Its result is then stored as cut short, never as a full measurement.
+bool clearly_behind(const std::vector<double>& samples_ms, std::optional<double> best_ms, const MeasureOptions& options);
 
 }  // namespace cutune

@@ -7,12 +7,15 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <cmath>
 #include <map>
+#include <numeric>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "compile_pool.hpp"
 #include "evaluate.hpp"
 #include "worker.hpp"
 #include "strategies/strategy.hpp"
@@ -69,6 +72,63 @@ class Progress {
  private:
   bool enabled_, tty_;
   Clock::time_point last_{};
+};
+
+// The time a run has left, from what configs of each problem cost as measured: large problems cost
+// far more per config than small ones (their samples and verification move more bytes), so one
+// rate for the whole run says "9 s" with minutes to go. A problem not measured yet is costed from
+// the measured one nearest in size, scaled up by the size ratio when it is larger.
+class Eta {
+ public:
+  Eta(const std::vector<Problem>& problems, std::size_t per_problem) : problems_(problems), per_problem_(per_problem) {}
+
+  void record(const Problem& problem, double seconds) {
+    auto& [total, count] = cost_[problem.key()];
+    total += seconds;
+    ++count;
+  }
+
+  // Seconds for `left_here` more configs of `current` and every config of the problems after it;
+  // -1 before anything was measured.
+  double seconds_left(const Problem& current, std::size_t left_here) const {
+    double seconds = 0;
+    bool after = false;
+    for (const Problem& p : problems_) {
+      if (p.key() == current.key()) {
+        after = true;
+        const auto rate = per_config(p);
+        if (!rate) return -1;
+        seconds += *rate * static_cast<double>(left_here);
+      } else if (after) {
+        const auto rate = per_config(p);
+        if (!rate) return -1;
+        seconds += *rate * static_cast<double>(per_problem_);
+      }
+    }
+    return seconds;
+  }
+
+ private:
+  std::optional<double> per_config(const Problem& p) const {
+    if (auto it = cost_.find(p.key()); it != cost_.end()) return it->second.first / static_cast<double>(it->second.second);
+    std::optional<double> rate;
+    double nearest = 0;
+    for (const Problem& q : problems_) {
+      const auto it = cost_.find(q.key());
+      if (it == cost_.end()) continue;
+      const double distance = std::fabs(std::log(static_cast<double>(std::max<std::int64_t>(1, p.size()))) -
+                                        std::log(static_cast<double>(std::max<std::int64_t>(1, q.size()))));
+      if (rate && distance >= nearest) continue;
+      nearest = distance;
+      rate = it->second.first / static_cast<double>(it->second.second) *
+             std::max(1.0, static_cast<double>(p.size()) / static_cast<double>(std::max<std::int64_t>(1, q.size())));
+    }
+    return rate;
+  }
+
+  const std::vector<Problem>& problems_;
+  std::size_t per_problem_;
+  std::map<std::string, std::pair<double, std::int64_t>> cost_;  // problem key → seconds, configs
 };
 
 struct TunedProblem {
@@ -152,6 +212,7 @@ SessionResult Session::run() {
   result.run_id = store_.begin_run(run);
 
   const CompileCache cache(options_.cache_folder);
+  CompilePool pool(cache, options_.compile_jobs);
   EvaluationWorker evaluator(device_.ordinal(), family_, options_.measure);
   Progress progress(options_.progress);
   const std::size_t per_problem = options_.budget.max_evals
@@ -159,7 +220,7 @@ SessionResult Session::run() {
                                       : space_size;
   const std::size_t total = per_problem * options_.problems.size();
   std::size_t done = 0;  // evaluated or skipped, over all problems
-  double evaluation_seconds = 0;
+  Eta eta(options_.problems, per_problem);
 
   // Checked before each batch is compiled and before each evaluation; the evaluation count per
   // problem is capped by the batch sizes instead. Sets stop_reason, so no further problem starts.
@@ -197,17 +258,22 @@ SessionResult Session::run() {
       std::vector<Config> batch = strategy->propose(std::min(batch_size, per_problem - problem_done));
       if (batch.empty()) break;
 
-      // Compile the batch's unseen configs together (parallel worker processes), then evaluate.
-      std::vector<CompileRequest> requests;
-      std::vector<std::size_t> request_of(batch.size(), SIZE_MAX);
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        if (already.count(space.key(batch[i]))) continue;
-        request_of[i] = requests.size();
-        requests.push_back(compile_request(family_, source, space, batch[i], problem, device_.limits().arch()));
-      }
-      const std::vector<Compiled> compiled = cache.compile_all(requests, options_.compile_jobs);
+      // Every unseen config's compile goes to the pool at once; each config is evaluated as soon as
+      // its cubin is ready (the first ready one in batch order), while the pool compiles the rest.
+      std::vector<std::optional<std::shared_future<Compiled>>> compiling(batch.size());
+      for (std::size_t i = 0; i < batch.size(); ++i)
+        if (!already.count(space.key(batch[i])))
+          compiling[i] = pool.submit(compile_request(family_, source, space, batch[i], problem, device_.limits().arch()));
+      std::vector<std::size_t> remaining(batch.size());
+      std::iota(remaining.begin(), remaining.end(), std::size_t{0});
 
-      for (std::size_t i = 0; i < batch.size() && problem_done < per_problem; ++i) {
+      while (!remaining.empty() && problem_done < per_problem) {
+        auto next = std::find_if(remaining.begin(), remaining.end(), [&](std::size_t i) {
+          return !compiling[i] || compiling[i]->wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+        });
+        if (next == remaining.end()) next = remaining.begin();
+        const std::size_t i = *next;
+        remaining.erase(next);
         const Config& config = batch[i];
         const std::string key = space.key(config);
         Observation observation{config, std::nullopt, 0};
@@ -216,9 +282,13 @@ SessionResult Session::run() {
           ++result.skipped;
         } else {
           if (must_stop()) break;
+          const auto waiting_started = Clock::now();
+          const Compiled& c = compiling[i]->get();
           const auto evaluate_started = Clock::now();
-          const Compiled& c = compiled[request_of[i]];
-          const Outcome outcome = evaluator.evaluate(space, config, c);
+          result.compile_wait_seconds += std::chrono::duration<double>(evaluate_started - waiting_started).count();
+          const Outcome outcome = evaluator.evaluate(space, config, c, best_ms);
+          result.verify_seconds += outcome.verify_seconds;
+          result.benchmark_seconds += outcome.benchmark_seconds;
 
           db::ResultRecord row;
           row.run_id = result.run_id;
@@ -235,6 +305,7 @@ SessionResult Session::run() {
           row.error_index = outcome.error_index;
           row.launch_json = outcome.launch_json.empty() ? "[]" : outcome.launch_json;
           row.verified = outcome.verified;
+          row.cut_short = outcome.cut_short;
           if (outcome.measurement) {
             const Measurement& m = *outcome.measurement;
             row.time_ms_median = m.median_ms;
@@ -252,8 +323,7 @@ SessionResult Session::run() {
           row.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
           store_.add_result(row);
           observation.cost_seconds = c.seconds + outcome.verify_seconds + outcome.benchmark_seconds;
-          evaluation_seconds += std::chrono::duration<double>(Clock::now() - evaluate_started).count() +
-                                (c.from_cache ? 0 : c.seconds / std::max(1, options_.compile_jobs));
+          eta.record(problem, std::chrono::duration<double>(Clock::now() - waiting_started).count());
           ++result.evaluated;
           ++new_evaluations;
         }
@@ -264,9 +334,8 @@ SessionResult Session::run() {
         }
         ++problem_done;
         ++done;
-        const double per_eval = result.evaluated ? evaluation_seconds / static_cast<double>(result.evaluated) : -1;
         progress.update(fmt::format("[{} {}] {}/{} configs  ETA {}  best {}", family_.name(), problem.key(), done, total,
-                                    format_duration(per_eval * static_cast<double>(total - done)),
+                                    format_duration(eta.seconds_left(problem, per_problem - problem_done)),
                                     best_ms ? fmt::format("{:.4f} ms ({})", *best_ms, best_config) : "none yet"),
                         done == total);
       }
@@ -278,6 +347,7 @@ SessionResult Session::run() {
   store_best_cubins(store_, family_, space, tuned_problems, device_id, template_id, source, device_.limits().arch(), cache);
   store_.refresh_family_defaults();
   store_.finish_run(result.run_id, result.interrupted ? "interrupted" : "finished");
+  result.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return result;
 }
 

@@ -39,6 +39,10 @@ struct SessionResult {
   std::int64_t evaluated = 0, skipped = 0;
   bool interrupted = false;  // Ctrl-C or a hung kernel ended it early; results so far are stored
   std::string stop_reason;   // why it ended early (interrupted, or a budget ran out); empty otherwise
+  // Where the GPU's time went: verification and timed samples (as the evaluations report them),
+  // and waiting for a config's cubin from the compile pool.
+  double verify_seconds = 0, benchmark_seconds = 0, compile_wait_seconds = 0;
+  double wall_seconds = 0;
 };
 
 class Session {

@@ -79,7 +79,7 @@ std::optional<nlohmann::json> read_frame(int fd) {
 nlohmann::json to_json(const Outcome& o) {
   nlohmann::json j{{"status", to_string(o.status)},     {"error", o.error},
                    {"verify_s", o.verify_seconds},      {"benchmark_s", o.benchmark_seconds},
-                   {"launch_json", o.launch_json}, {"verified", o.verified}};
+                   {"launch_json", o.launch_json}, {"verified", o.verified}, {"cut_short", o.cut_short}};
   if (o.error_index) j["error_index"] = *o.error_index;
   if (o.measurement) j["samples_ms"] = o.measurement->samples_ms;
   return j;
@@ -98,6 +98,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.benchmark_seconds = j.at("benchmark_s").get<double>();
   o.launch_json = j.at("launch_json").get<std::string>();
   o.verified = j.value("verified", true);
+  o.cut_short = j.value("cut_short", false);
   if (j.contains("error_index")) o.error_index = j["error_index"].get<std::int64_t>();
   if (j.contains("samples_ms")) o.measurement = summarize(j["samples_ms"].get<std::vector<double>>());
   return o;
@@ -110,7 +111,9 @@ nlohmann::json to_json(const MeasureOptions& m) {
           {"max_sample_seconds", m.max_sample_seconds},
           {"target_relative_error", m.target_relative_error},
           {"flush_l2", m.flush_l2},
-          {"timeout_seconds", m.timeout_seconds}};
+          {"timeout_seconds", m.timeout_seconds},
+          {"cut_ratio", m.cut_ratio},
+          {"cut_after_samples", m.cut_after_samples}};
 }
 
 MeasureOptions measure_options_from_json(const nlohmann::json& j) {
@@ -122,6 +125,8 @@ MeasureOptions measure_options_from_json(const nlohmann::json& j) {
   m.target_relative_error = j.at("target_relative_error").get<double>();
   m.flush_l2 = j.at("flush_l2").get<bool>();
   m.timeout_seconds = j.at("timeout_seconds").get<double>();
+  m.cut_ratio = j.value("cut_ratio", m.cut_ratio);
+  m.cut_after_samples = j.value("cut_after_samples", m.cut_after_samples);
   return m;
 }
 
@@ -140,31 +145,43 @@ EvaluationWorker::EvaluationWorker(int device_ordinal, const Family& family, Mea
 
 EvaluationWorker::~EvaluationWorker() { stop(false); }
 
-void EvaluationWorker::start() {
+SpawnedProcess spawn_with_pipes(const std::vector<std::string>& args) {
   int to_child[2], from_child[2];
-  if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0)
-    throw Error(std::string("cannot create pipes for the GPU worker: ") + std::strerror(errno));
+  if (pipe2(to_child, O_CLOEXEC) != 0) throw Error(std::string("cannot create pipes for ") + args.at(0) + ": " + std::strerror(errno));
+  if (pipe2(from_child, O_CLOEXEC) != 0) {
+    close(to_child[0]);
+    close(to_child[1]);
+    throw Error(std::string("cannot create pipes for ") + args.at(0) + ": " + std::strerror(errno));
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
-  const std::string path = worker_executable();
-  const std::string ordinal = std::to_string(device_ordinal_);
-  char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>("--device"), const_cast<char*>(ordinal.c_str()), nullptr};
-  const int rc = posix_spawn(&pid_, path.c_str(), &actions, nullptr, argv, environ);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  SpawnedProcess p;
+  const int rc = posix_spawn(&p.pid, args.at(0).c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(to_child[0]);
   close(from_child[1]);
   if (rc != 0) {
     close(to_child[1]);
     close(from_child[0]);
-    pid_ = -1;
-    throw Error("cannot start the GPU worker '" + path + "': " + std::strerror(rc));
+    throw Error("cannot start '" + args.at(0) + "': " + std::strerror(rc));
   }
-  to_worker_ = to_child[1];
-  from_worker_ = from_child[0];
-  // A worker that dies must not kill us with SIGPIPE on the next write.
+  // A child that dies must not kill us with SIGPIPE on the next write.
   signal(SIGPIPE, SIG_IGN);
+  p.to_child = to_child[1];
+  p.from_child = from_child[0];
+  return p;
+}
+
+void EvaluationWorker::start() {
+  const SpawnedProcess p = spawn_with_pipes({worker_executable(), "--device", std::to_string(device_ordinal_)});
+  pid_ = p.pid;
+  to_worker_ = p.to_child;
+  from_worker_ = p.from_child;
   problem_sent_ = false;
 }
 
@@ -219,7 +236,8 @@ void EvaluationWorker::set_problem(const Problem& problem, std::uint64_t seed) {
   problem_sent_ = false;
 }
 
-Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, const Compiled& compiled) {
+Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, const Compiled& compiled,
+                                   std::optional<double> best_ms) {
   if (!compiled.ok) {
     Outcome o;
     o.status = Status::compile_error;
@@ -242,7 +260,10 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
       problem_sent_ = true;
     }
     const nlohmann::json reply =
-        request({{"op", "evaluate"}, {"config", space.key(config)}, {"cubin", nlohmann::json::binary(std::vector<std::uint8_t>(compiled.cubin.begin(), compiled.cubin.end()))}},
+        request({{"op", "evaluate"},
+                 {"config", space.key(config)},
+                 {"best_ms", best_ms ? nlohmann::json(*best_ms) : nlohmann::json()},
+                 {"cubin", nlohmann::json::binary(std::vector<std::uint8_t>(compiled.cubin.begin(), compiled.cubin.end()))}},
                 backstop);
     Outcome outcome = outcome_from_json(reply);
     // The worker can do no more GPU work; after a hang its kernel may still be running, and
@@ -303,7 +324,9 @@ int serve_worker(int device_ordinal) {
         Compiled compiled;
         compiled.ok = true;
         compiled.cubin.assign(bytes.begin(), bytes.end());
-        const Outcome outcome = evaluator->evaluate(*space, space->parse(message->at("config").get<std::string>()), compiled);
+        const auto& best = message->value("best_ms", nlohmann::json());
+        const Outcome outcome = evaluator->evaluate(*space, space->parse(message->at("config").get<std::string>()), compiled,
+                                                    best.is_number() ? std::optional<double>(best.get<double>()) : std::nullopt);
         nlohmann::json reply = to_json(outcome);
         reply["exiting"] = !evaluator->usable();
         write_frame(STDOUT_FILENO, reply);

@@ -30,7 +30,8 @@ class EvaluationWorker {
 
   // Remembered, and sent again to every replacement worker.
   void set_problem(const Problem& problem, std::uint64_t seed);
-  Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled);
+  Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled,
+                   std::optional<double> best_ms = std::nullopt);
   int restarts() const { return restarts_; }
 
  private:
@@ -57,6 +58,14 @@ std::string worker_executable();
 // Worker side: serves requests on stdin/stdout for `device_ordinal` until stdin closes or the
 // GPU becomes unusable. Returns the process exit code.
 int serve_worker(int device_ordinal);
+
+// A child process whose stdin and stdout are pipes to us (close-on-exec elsewhere); throws Error
+// naming the program when it cannot be started. argv[0] is the program's path.
+struct SpawnedProcess {
+  pid_t pid = -1;
+  int to_child = -1, from_child = -1;
+};
+SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv);
 
 // Frame I/O, shared by both sides. read_frame returns nullopt on a clean end of stream.
 void write_frame(int fd, const nlohmann::json& message);

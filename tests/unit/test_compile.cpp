@@ -4,6 +4,8 @@
 #include <filesystem>
 
 #include "compile.hpp"
+#include "compile_pool.hpp"
+#include "output_check.hpp"
 #include "temp_folder.hpp"
 
 using namespace cutune;
@@ -59,5 +61,43 @@ TEST(CompileCache, ParallelBatchMatchesSerialAndHitsAfterwards) {
     EXPECT_TRUE(hit->from_cache);
   }
   EXPECT_EQ(cache.find(compile_key(requests[0]))->cubin, results[0].cubin);
+  // A hit keeps NVRTC's cold time apart from what reading it cost now (what a result stores).
+  const auto hit = cache.find(compile_key(requests[0]));
+  EXPECT_GT(hit->cold_seconds, 0);
+  EXPECT_EQ(hit->cold_seconds, cache.find(compile_key(requests[0]))->cold_seconds);
+  EXPECT_GE(hit->seconds, 0);
   EXPECT_NE(cache.find(compile_key(requests[1]))->log.find("broken"), std::string::npos);
+}
+
+// The GPU's output-comparison kernels compile for every architecture cutune tunes for.
+TEST(Compile, OutputCheckKernelsCompile) {
+  for (const char* arch : {"sm_75", "sm_80", "sm_90"}) {  // CUDA 13 starts at Turing
+    const Compiled c = compile({"cutune_output_check.cu", output_check_source(), {}, arch});
+    EXPECT_TRUE(c.ok) << arch << ": " << c.log;
+  }
+}
+
+// The pool compiles in its worker processes, shares one compile among requests with one key, and
+// fills the cache; failures are results like any other.
+TEST(CompilePool, CompilesInWorkerProcessesAndSharesEqualKeys) {
+  cutune::testing::TempFolder folder;
+  const CompileCache cache(folder.string());
+  std::vector<std::shared_future<Compiled>> futures;
+  {
+    CompilePool pool(cache, 2);
+    for (const char* body : {"*out = VALUE;", "*out = broken", "*out = VALUE + 1;", "*out = VALUE;"})
+      futures.push_back(pool.submit(request(body)));
+    for (auto& f : futures) f.wait();
+  }
+  EXPECT_TRUE(futures[0].get().ok);
+  EXPECT_FALSE(futures[1].get().ok);
+  EXPECT_NE(futures[1].get().log.find("broken"), std::string::npos);
+  EXPECT_TRUE(futures[2].get().ok);
+  EXPECT_EQ(futures[3].get().cubin, futures[0].get().cubin);
+  EXPECT_EQ(futures[0].get().cubin, compile(request("*out = VALUE;")).cubin);
+  EXPECT_TRUE(cache.find(compile_key(request("*out = VALUE + 1;"))));
+  // Without a cache the pool still compiles (nothing to put the results in).
+  const CompileCache none("");
+  CompilePool pool(none, 1);
+  EXPECT_TRUE(pool.submit(request("*out = VALUE;")).get().ok);
 }

@@ -244,6 +244,11 @@ int tune(const TuneArgs& args) {
                            result.stop_reason.empty() ? "" : " (stopped early: " + result.stop_reason + ")",
                            stored && stored->copy_bandwidth_gbs ? *stored->copy_bandwidth_gbs : 0.0);
   print_best_table(std::cout, rows);
+  const double other = result.wall_seconds - result.verify_seconds - result.benchmark_seconds - result.compile_wait_seconds;
+  std::cout << fmt::format("time: {:.1f} s in all; on the GPU {:.1f} s verifying and {:.1f} s measuring; {:.1f} s waiting "
+                           "for compiles; {:.1f} s the rest (loading modules, launching, storing, set-up)\n",
+                           result.wall_seconds, result.verify_seconds, result.benchmark_seconds, result.compile_wait_seconds,
+                           other);
 
   // The report covers every run of this family on this device, so a resumed tuning shows whole.
   const std::string folder = (std::filesystem::path(store.database().path()).parent_path() / "reports").string();

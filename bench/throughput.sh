@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Tuning throughput on one GPU, in one go: configs per second on the Kernel Tuner–shaped reduce
+# space at 2^26 with a cold and then a warm compile cache, and the main job (`tune --kernel scan
+# --device 0`) on a fresh database and an empty compile cache. For each run it prints tune's own
+# split of the wall time: verifying and measuring on the GPU, waiting for compiles, the rest.
+#
+#   bench/throughput.sh BIN_DIR [DEVICE]       (BIN_DIR holds tune and cutune-worker)
+#
+# Kernel Tuner 1.4 on the same kind of space and GPU model: 660 configs in 76.1 s, 8.7 configs/s
+# (issue 14, H100, 2026-11-25). Record results in bench/RESULTS.md with device, date and commit.
+set -euo pipefail
+bin=$1
+device=${2:-0}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export CUTUNE_CACHE=$work/cubins
+
+run() {  # name, then tune's arguments
+  local name=$1
+  shift
+  local started ended
+  started=$(date +%s.%N)
+  "$bin/tune" --device "$device" --quiet "$@" > "$work/$name.out"
+  ended=$(date +%s.%N)
+  local evaluated
+  evaluated=$(sed -n 's/^run [0-9]*: \([0-9]*\) evaluated.*/\1/p' "$work/$name.out")
+  awk -v n="$name" -v e="$evaluated" -v s="$started" -v t="$ended" \
+    'BEGIN { printf "%-28s %5d configs in %7.1f s wall: %6.1f configs/s\n", n, e, t - s, e / (t - s) }'
+  grep '^time:' "$work/$name.out" | sed 's/^/    /'
+}
+
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
+reduce=(--kernel reduce --problem n=67108864,op=sum,type=float32 --strategy brute_force
+        --restrict "pass == atomic && preset == memset")
+rm -rf "$CUTUNE_CACHE"
+run reduce-kt-space-cold-cache "${reduce[@]}" --db "$work/reduce-cold.db"
+run reduce-kt-space-warm-cache "${reduce[@]}" --db "$work/reduce-warm.db"
+rm -rf "$CUTUNE_CACHE"
+run scan-main-job-fresh --kernel scan --db "$work/scan.db"
+"$bin/tune" --best --kernel scan --device "$device" --db "$work/scan.db"
