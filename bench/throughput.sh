@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tuning throughput on one GPU, in one go: configs per second on the Kernel Tuner–shaped reduce
-# space at 2^26 with a cold and then a warm compile cache, and the main job (`tune --kernel scan
+# space at 2^26 (float32 sum, min and max: 3 x 90 configs) with a cold and then a warm compile cache, and the main job (`tune --kernel scan
 # --device 0`) on a fresh database and an empty compile cache. For each run it prints tune's own
 # split of the wall time: verifying and measuring on the GPU, waiting for compiles, the rest.
 #
@@ -30,7 +30,7 @@ run() {  # name, then tune's arguments
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
-reduce=(--kernel reduce --problem n=67108864,op=sum,type=float32 --strategy brute_force
+reduce=(--kernel reduce --n 67108864 --strategy brute_force
         --restrict "pass == atomic && preset == memset")
 rm -rf "$CUTUNE_CACHE"
 run reduce-kt-space-cold-cache "${reduce[@]}" --db "$work/reduce-cold.db"

@@ -1,36 +1,18 @@
 #pragma once
 // Random inputs for the families: reproducible from a seed and never zero (so a kernel that
-// leaves an output untouched, or reads zeros, cannot pass by luck). RandomStream and fill_uniform
-// are fast enough for a GiB of floats (splitmix64, two 32-bit draws per step); fill_dyadic and
-// fill_uniform_nonzero give the sums and extremes that reductions verify exactly.
+// leaves an output untouched, or reads zeros, cannot pass by luck). Large buffers are filled in
+// chunks of kChunk elements, each from its own splitmix64 stream seeded by (seed, chunk index),
+// on every core: a GiB of inputs takes a fraction of a second instead of seconds, and the values
+// depend on the seed alone, never on the number of threads. fill_dyadic and fill_uniform_nonzero
+// give the sums and extremes that reductions verify exactly.
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
-#include <random>
 #include <span>
+#include <thread>
+#include <vector>
 
 namespace cutune {
-
-// ±j/8 with j uniform in 1..63 and a random sign: mean zero, and every value a multiple of 1/8.
-// Any partial sum of n such values is a multiple of 1/8 of size about 4.6·sqrt(n), far below the
-// 2^21 where float stops representing multiples of 1/8 exactly (n ≤ 2^27 gives ~53 000), so a sum
-// computed in any order is exact: verification can be tight enough to catch one lost element.
-template <class T>
-void fill_dyadic(std::span<T> values, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  for (auto& v : values) {
-    const std::uint64_t bits = rng();
-    const int j = static_cast<int>(bits % 63) + 1;
-    v = static_cast<T>((bits & (1ull << 40)) ? -j : j) / T(8);
-  }
-}
-
-// Uniform in ±[low, high) with a random sign: values with full mantissas, almost all distinct, so
-// the minimum or maximum of a range is one particular element.
-template <class T>
-void fill_uniform_nonzero(std::span<T> values, std::uint64_t seed, double low = 0.125, double high = 8.0) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> magnitude(low, high);
-  for (auto& v : values) v = static_cast<T>(rng() & 1 ? -magnitude(rng) : magnitude(rng));
-}
 
 // Steele, Lea & Flood's splitmix64: a full-period 64-bit generator with good mixing; cheap
 // enough that generating inputs never dominates a tuning run.
@@ -46,10 +28,66 @@ class RandomStream {
   // Uniform in [0, 1), 53 random bits.
   double unit() { return static_cast<double>(next() >> 11) * 0x1p-53; }
   double uniform(double lo, double hi) { return lo + (hi - lo) * unit(); }
+  // Uniform in [0, n) for n ≤ 2^32: the high bits of a 64-bit product, without a modulo's bias
+  // worth mentioning (below 2^-32).
+  std::uint64_t below(std::uint64_t n) { return ((next() >> 32) * n) >> 32; }
 
  private:
   std::uint64_t state_;
 };
+
+inline constexpr std::size_t kChunk = std::size_t{1} << 16;
+
+// Calls fill(first, count, stream) for each chunk of [0, n), on up to every core; each chunk's
+// stream is seeded from (seed, chunk index).
+template <class F>
+void fill_in_chunks(std::size_t n, std::uint64_t seed, F&& fill) {
+  const std::size_t chunks = (n + kChunk - 1) / kChunk;
+  const auto run = [&](std::size_t chunk) {
+    RandomStream stream(RandomStream(seed ^ (0x632be59bd9b4e019ull * (chunk + 1))).next());
+    const std::size_t first = chunk * kChunk;
+    fill(first, std::min(kChunk, n - first), stream);
+  };
+  const std::size_t threads = std::min<std::size_t>(chunks, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 1) {
+    for (std::size_t c = 0; c < chunks; ++c) run(c);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (std::size_t c = next++; c < chunks; c = next++) run(c);
+    });
+  for (auto& thread : pool) thread.join();
+}
+
+// ±j/8 with j uniform in 1..63 and a random sign: mean zero, and every value a multiple of 1/8.
+// Any partial sum of n such values is a multiple of 1/8 of size about 4.6·sqrt(n), far below the
+// 2^21 where float stops representing multiples of 1/8 exactly (n ≤ 2^27 gives ~53 000), so a sum
+// computed in any order is exact: verification can be tight enough to catch one lost element.
+template <class T>
+void fill_dyadic(std::span<T> values, std::uint64_t seed) {
+  fill_in_chunks(values.size(), seed, [&](std::size_t first, std::size_t count, RandomStream& random) {
+    for (std::size_t i = first; i < first + count; ++i) {
+      const std::uint64_t bits = random.next();
+      const int j = static_cast<int>(bits % 63) + 1;
+      values[i] = static_cast<T>((bits & (1ull << 40)) ? -j : j) / T(8);
+    }
+  });
+}
+
+// Uniform in ±[low, high) with a random sign: values with full mantissas, almost all distinct, so
+// the minimum or maximum of a range is one particular element.
+template <class T>
+void fill_uniform_nonzero(std::span<T> values, std::uint64_t seed, double low = 0.125, double high = 8.0) {
+  fill_in_chunks(values.size(), seed, [&](std::size_t first, std::size_t count, RandomStream& random) {
+    for (std::size_t i = first; i < first + count; ++i) {
+      const double magnitude = random.uniform(low, high);
+      values[i] = static_cast<T>(random.next() & 1 ? -magnitude : magnitude);
+    }
+  });
+}
 
 // Fills `out` with values uniform in [lo, hi), drawing from `random` (so consecutive calls
 // continue one stream). With 0 < lo < hi every value is non-zero.
@@ -63,10 +101,12 @@ void fill_uniform(std::span<T> out, double lo, double hi, RandomStream& random) 
   }
 }
 
+// The same for a whole buffer from a seed, in parallel chunks.
 template <class T>
 void fill_uniform(std::span<T> out, double lo, double hi, std::uint64_t seed) {
-  RandomStream random(seed);
-  fill_uniform(out, lo, hi, random);
+  fill_in_chunks(out.size(), seed, [&](std::size_t first, std::size_t count, RandomStream& random) {
+    fill_uniform(out.subspan(first, count), lo, hi, random);
+  });
 }
 
 }  // namespace cutune

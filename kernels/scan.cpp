@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <random>
 
 #include "core/error.hpp"
+#include "data.hpp"
 #include "element_types.hpp"
 #include "verify.hpp"
 
@@ -28,17 +28,19 @@ void generate(const Problem& p, std::uint64_t seed, HostBuffers& inputs) {
   const auto stops_offset = p.integer("stops_offset");
   auto starts = inputs.as<T>("starts");
   auto stops = inputs.as<T>("stops");
-  std::mt19937_64 rng(seed);
   // Ragged lists of 0..31 elements starting anywhere below 10^6: real, non-zero data, with a
   // few empty lists among them. The offset prefix holds noise that must never be read.
-  std::uniform_int_distribution<std::int64_t> position(0, 999999), length(0, 31), noise(0, 1000);
-  for (std::int64_t i = 0; i < starts_offset; ++i) starts[i] = static_cast<T>(noise(rng));
-  for (std::int64_t i = 0; i < stops_offset; ++i) stops[i] = static_cast<T>(noise(rng));
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t start = position(rng);
-    starts[starts_offset + i] = static_cast<T>(start);
-    stops[stops_offset + i] = static_cast<T>(start + length(rng));
-  }
+  RandomStream noise(seed ^ 0x6e6f697365ull);
+  for (std::int64_t i = 0; i < starts_offset; ++i) starts[i] = static_cast<T>(noise.below(1001));
+  for (std::int64_t i = 0; i < stops_offset; ++i) stops[i] = static_cast<T>(noise.below(1001));
+  fill_in_chunks(static_cast<std::size_t>(n), seed, [&](std::size_t first, std::size_t count, RandomStream& random) {
+    for (std::size_t i = first; i < first + count; ++i) {
+      const std::uint64_t bits = random.next();
+      const auto start = static_cast<std::int64_t>(((bits >> 32) * 1'000'000) >> 32);  // 0 .. 999 999
+      starts[starts_offset + i] = static_cast<T>(start);
+      stops[stops_offset + i] = static_cast<T>(start + static_cast<std::int64_t>(bits & 31));  // + 0 .. 31
+    }
+  });
 }
 
 template <class T>

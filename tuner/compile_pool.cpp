@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "worker.hpp"
 
@@ -87,10 +89,13 @@ CompilePool::~CompilePool() {
   for (auto& t : threads_) t.join();
 }
 
-std::shared_future<Compiled> CompilePool::submit(const CompileRequest& request) {
+std::shared_future<Compiled> CompilePool::submit(const CompileRequest& request, bool urgent) {
   const std::string key = compile_key(request);
   std::lock_guard lock(mutex_);
-  if (auto it = in_flight_.find(key); it != in_flight_.end()) return it->second;
+  if (auto it = in_flight_.find(key); it != in_flight_.end()) {
+    if (urgent) move_to_front(key);
+    return it->second;
+  }
   if (auto hit = cache_.find(key)) {
     std::promise<Compiled> done;
     done.set_value(std::move(*hit));
@@ -101,9 +106,23 @@ std::shared_future<Compiled> CompilePool::submit(const CompileRequest& request) 
   job->key = key;
   auto future = job->promise.get_future().share();
   in_flight_.emplace(key, future);
-  queue_.push_back(std::move(job));
+  if (urgent) queue_.push_front(std::move(job));
+  else queue_.push_back(std::move(job));
   ready_.notify_one();
   return future;
+}
+
+void CompilePool::hurry(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  move_to_front(key);
+}
+
+void CompilePool::move_to_front(const std::string& key) {
+  const auto queued = std::find_if(queue_.begin(), queue_.end(), [&](const auto& job) { return job->key == key; });
+  if (queued == queue_.end() || queued == queue_.begin()) return;
+  auto job = std::move(*queued);
+  queue_.erase(queued);
+  queue_.push_front(std::move(job));
 }
 
 void CompilePool::serve(int) {

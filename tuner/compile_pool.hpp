@@ -7,7 +7,9 @@
 // frames of worker.hpp), started on first use and replaced if it dies.
 //
 // Requests with the same compile key (configs that differ only in plan-only axes) share one
-// compile; cache hits are answered at once, and fresh results are put into the cache.
+// compile; cache hits are answered at once, and fresh results are put into the cache. A session
+// that will evaluate the whole space anyway prefetches it: every config is queued at the start,
+// and the configs a strategy asks for next jump the queue.
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -29,7 +31,10 @@ class CompilePool {
   CompilePool(const CompilePool&) = delete;  // owns threads and processes
   CompilePool& operator=(const CompilePool&) = delete;
 
-  std::shared_future<Compiled> submit(const CompileRequest& request);
+  // `urgent`: the GPU is about to need it: it goes to the front of the queue.
+  std::shared_future<Compiled> submit(const CompileRequest& request, bool urgent = false);
+  // Moves a queued request (a prefetch) to the front; nothing when it started or finished.
+  void hurry(const std::string& compile_key);
 
  private:
   struct Job {
@@ -38,6 +43,7 @@ class CompilePool {
     std::promise<Compiled> promise;
   };
   void serve(int slot);
+  void move_to_front(const std::string& key);  // with mutex_ held
 
   const CompileCache& cache_;
   std::mutex mutex_;

@@ -57,10 +57,22 @@ struct GpuEvaluator::State {
   // they are checked against there (tuner/output_check); none: outputs come back to the CPU.
   std::optional<std::vector<OutputRule>> rules;
   std::map<std::string, DeviceBuffer> expected_on_device;
-  // Outputs come back into these every verification: allocated and page-locked once per problem,
-  // since allocating (and faulting in) a GiB per check costs more than the check.
+  // Outputs come back into these when the CPU compares them: allocated and page-locked once per
+  // problem, on first use (with output rules only a mismatch needs them), since allocating (and
+  // faulting in) a GiB per check costs more than the check.
   HostBuffers actual;
   std::vector<std::unique_ptr<PinnedRegion>> pinned;
+
+  HostBuffers& actual_outputs() {
+    if (pinned.empty())
+      for (const auto& spec : io_specs) {
+        if (spec.role != BufferRole::output) continue;
+        auto& host = actual.at(spec.name);
+        host.resize(static_cast<std::size_t>(spec.bytes));
+        pinned.push_back(std::make_unique<PinnedRegion>(host.data(), host.size()));
+      }
+    return actual;
+  }
 
   // Outside the timed region: device-to-device copies, before the L2 flush.
   void restore_initialised_outputs() {
@@ -138,11 +150,6 @@ void GpuEvaluator::set_problem(const Problem& problem, HostBuffers inputs) {
       const auto& host = state->inputs.at(spec.name);
       auto& copy = state->pristine[spec.name] = DeviceBuffer(host.size());
       copy.upload(host.data(), host.size());
-    }
-    if (spec.role == BufferRole::output) {
-      auto& host = state->actual.at(spec.name);
-      host.resize(static_cast<std::size_t>(spec.bytes));
-      state->pinned.push_back(std::make_unique<PinnedRegion>(host.data(), host.size()));
     }
   }
   if (gpu_reference) compute_expected_on_gpu(*state, *gpu_reference);
@@ -273,15 +280,16 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
       if (checker_->passes(outputs, s.stream.get())) return true;
     }
     bool identical = true;  // byte-identical to the reference: right for any comparison rule
+    HostBuffers& actual = s.actual_outputs();
     for (const auto& spec : s.io_specs) {
       if (spec.role != BufferRole::output) continue;
-      auto& host = s.actual.at(spec.name);
+      auto& host = actual.at(spec.name);
       s.buffer(spec.name).download(host.data(), host.size());
       const auto& want = s.expected.at(spec.name);
       identical = identical && want.size() == host.size() && std::memcmp(want.data(), host.data(), host.size()) == 0;
     }
     if (identical) return true;
-    const Verdict verdict = family_.compare(s.problem, s.expected, s.actual);
+    const Verdict verdict = family_.compare(s.problem, s.expected, actual);
     if (verdict.ok) return true;
     outcome.status = Status::wrong_result;
     outcome.error = std::string(when) + ": " + verdict.message;

@@ -54,7 +54,8 @@ constexpr unsigned kThreads = 256;
 const char* output_check_source() { return kSource; }
 
 OutputChecker::OutputChecker(const std::string& arch) : flags_(2 * sizeof(std::uint64_t)) {
-  const Compiled compiled = compile({"cutune_output_check.cu", output_check_source(), {}, arch});
+  // Through the compile cache: every worker process (one per tuning run) needs them.
+  const Compiled compiled = CompileCache(CompileCache::default_folder()).compile_one({"cutune_output_check.cu", output_check_source(), {}, arch});
   if (!compiled.ok) throw Error("the output-check kernels do not compile for " + arch + ":\n" + compiled.log);
   module_ = std::make_unique<Module>(compiled.cubin);
 }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,9 @@ namespace cutune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Spaces up to this size are compiled ahead in full when a run evaluates all of them.
+constexpr std::size_t kMaxPrefetch = 8192;
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted = true; }
@@ -247,6 +251,16 @@ SessionResult Session::run() {
     const Work work = family_.work(problem);
     evaluator.set_problem(problem, options_.seed ^ 0x5eedULL);
 
+    // A run that will evaluate the whole space queues every compile at once, so the pool never idles
+    // between a strategy's batches (a genetic algorithm's generation is 20 configs); the configs a
+    // batch asks for jump the queue. Bounded, since the futures hold the cubins until used.
+    std::unordered_map<std::string, std::shared_future<Compiled>> prefetched;
+    if (per_problem >= space_size && space_size <= kMaxPrefetch)
+      for (const Config& config : space.enumerate())
+        if (!already.count(space.key(config)))
+          prefetched.emplace(space.key(config),
+                             pool.submit(compile_request(family_, source, space, config, problem, device_.limits().arch())));
+
     auto strategy = make_strategy(options_.strategy, space, options_.seed);
     std::optional<double> best_ms;
     std::string best_config;
@@ -261,9 +275,17 @@ SessionResult Session::run() {
       // Every unseen config's compile goes to the pool at once; each config is evaluated as soon as
       // its cubin is ready (the first ready one in batch order), while the pool compiles the rest.
       std::vector<std::optional<std::shared_future<Compiled>>> compiling(batch.size());
-      for (std::size_t i = 0; i < batch.size(); ++i)
-        if (!already.count(space.key(batch[i])))
-          compiling[i] = pool.submit(compile_request(family_, source, space, batch[i], problem, device_.limits().arch()));
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        const std::string key = space.key(batch[i]);
+        if (already.count(key)) continue;
+        const CompileRequest request = compile_request(family_, source, space, batch[i], problem, device_.limits().arch());
+        if (const auto it = prefetched.find(key); it != prefetched.end()) {
+          pool.hurry(compile_key(request));
+          compiling[i] = it->second;
+        } else {
+          compiling[i] = pool.submit(request, /*urgent=*/true);
+        }
+      }
       std::vector<std::size_t> remaining(batch.size());
       std::iota(remaining.begin(), remaining.end(), std::size_t{0});
 
@@ -287,6 +309,7 @@ SessionResult Session::run() {
           const auto evaluate_started = Clock::now();
           result.compile_wait_seconds += std::chrono::duration<double>(evaluate_started - waiting_started).count();
           const Outcome outcome = evaluator.evaluate(space, config, c, best_ms);
+          prefetched.erase(key);  // its cubin is not needed again
           result.verify_seconds += outcome.verify_seconds;
           result.benchmark_seconds += outcome.benchmark_seconds;
 
