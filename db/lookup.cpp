@@ -177,9 +177,9 @@ struct Database::Impl {
       throw Error("database '" + path + "' has schema version " + std::to_string(version) +
                   ", newer than this cutune lookup library reads (" + std::to_string(db::kSchemaVersion) +
                   "); use a newer cutune");
-    if (version < db::kSchemaVersion)
+    if (version < db::kOldestSchemaVersionForLookups)
       throw Error("database '" + path + "' has schema version " + std::to_string(version) +
-                  ", older than this library reads (" + std::to_string(db::kSchemaVersion) +
+                  ", older than this library reads (" + std::to_string(db::kOldestSchemaVersionForLookups) +
                   "); any tune db command migrates it, e.g. tune db devices --db " + path);
   }
 

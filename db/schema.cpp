@@ -169,6 +169,10 @@ CREATE TABLE family_defaults (
 );
 UPDATE meta SET value = -1 WHERE key = 'family_defaults_version';
 ALTER TABLE results ADD COLUMN verified INTEGER NOT NULL DEFAULT 1;
+)sql";
+
+// Version 4 → 5.
+constexpr const char* kSchemaV4ToV5 = R"sql(
 ALTER TABLE results ADD COLUMN cut_short INTEGER NOT NULL DEFAULT 0;
 )sql";
 
@@ -193,7 +197,8 @@ struct Step {
 const Step kSteps[] = {{kSchemaV1, nullptr},
                        {kSchemaV1ToV2, nullptr},
                        {kSchemaV2ToV3, nullptr},
-                       {kSchemaV3ToV4, backfill_problem_identity}};
+                       {kSchemaV3ToV4, backfill_problem_identity},
+                       {kSchemaV4ToV5, nullptr}};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace

@@ -15,11 +15,13 @@ namespace cutune::db {
 // 3: baselines (bench/ results against libraries, shown in reports).
 // 4: problem identity: problem_schemas (each family's typed problem fields), problems.match_key
 //    (the fields a lookup must match exactly), family defaults per match key instead of per
-//    element type; results.verified (0 where a kernel spec had no reference to check against) and
-//    results.cut_short (1 where sampling stopped early, the config clearly behind the best).
+//    element type; results.verified (0 where a kernel spec had no reference to check against).
 //    Existing problems of the seven built-in families get their schemas as they
 //    stood at version 3, and match keys and sizes derived from their descriptors.
-inline constexpr int kSchemaVersion = 4;
+// 5: results.cut_short (1 where sampling stopped early, the config clearly behind the best).
+inline constexpr int kSchemaVersion = 5;
+// The oldest version the lookup library reads: version 5 added nothing that lookups read.
+inline constexpr int kOldestSchemaVersionForLookups = 4;
 
 // The version 1 DDL exactly as cutune 0.1 created it; kept so that tests can build an old
 // database and check that opening it migrates it.

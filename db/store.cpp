@@ -201,11 +201,9 @@ const char* const kResultColumns =
 
 std::string result_columns(int schema_version) {
   std::string columns = kResultColumns;
-  // Before version 4 every stored result had been verified against a reference.
-  if (schema_version < 4) {
-    columns.replace(columns.rfind("cut_short"), 9, "0");
-    columns.replace(columns.rfind("verified"), 8, "1");
-  }
+  // Before version 5 no result was cut short; before version 4 every one had been verified.
+  if (schema_version < 5) columns.replace(columns.rfind("cut_short"), 9, "0");
+  if (schema_version < 4) columns.replace(columns.rfind("verified"), 8, "1");
   return columns;
 }
 

@@ -131,22 +131,51 @@ void dispatch_rule_type(const std::string& type, F&& f) {
 
 }  // namespace
 
-bool outputs_pass(const std::vector<OutputRule>& rules, const HostBuffers& expected, const HostBuffers& actual) {
-  bool identical = true, within_rules = true;
-  for (const OutputRule& rule : rules) {
+OutputCheck check_outputs(const std::vector<OutputRule>& rules, const HostBuffers& expected, const HostBuffers& actual) {
+  bool identical = true;
+  std::optional<RuleBreak> first_break;
+  for (std::size_t r = 0; r < rules.size(); ++r) {
+    const OutputRule& rule = rules[r];
     const auto& e = expected.at(rule.buffer);
     const auto& a = actual.at(rule.buffer);
     identical = identical && e.size() == a.size() && std::memcmp(e.data(), a.data(), e.size()) == 0;
-    if (!rule.checked) continue;
+    if (!rule.checked || first_break) continue;
     dispatch_rule_type(rule.element_type, [&](auto zero) {
       using T = decltype(zero);
       const auto want = expected.as<T>(rule.buffer);
       const auto got = actual.as<T>(rule.buffer);
-      if (want.size() != got.size()) within_rules = false;
-      for (std::size_t i = 0; i < want.size() && within_rules; ++i) within_rules = !breaks_rule(want[i], got[i], rule);
+      const std::size_t n = std::min(want.size(), got.size());
+      std::size_t i = 0;
+      while (i < n && !breaks_rule(want[i], got[i], rule)) ++i;
+      if (i == n && want.size() == got.size()) return;
+      RuleBreak b{r, static_cast<std::int64_t>(i)};
+      if (i < want.size()) std::memcpy(b.expected.data(), &want[i], sizeof(T));
+      if (i < got.size()) std::memcpy(b.actual.data(), &got[i], sizeof(T));
+      first_break = b;
     });
   }
-  return identical || within_rules;
+  if (identical || !first_break) return {};
+  return {false, first_break};
+}
+
+Verdict verdict_of(const std::vector<OutputRule>& rules, const OutputCheck& check) {
+  if (check.pass) return {};
+  if (!check.first_break) return {false, "the outputs differ from the expected ones", std::nullopt};
+  const RuleBreak& b = *check.first_break;
+  const OutputRule& rule = rules.at(b.rule);
+  std::string message;
+  dispatch_rule_type(rule.element_type, [&](auto zero) {
+    using T = decltype(zero);
+    T e, a;
+    std::memcpy(&e, b.expected.data(), sizeof(T));
+    std::memcpy(&a, b.actual.data(), sizeof(T));
+    if (rule.exact)
+      message = fmt::format("{}[{}]: expected {}, got {}", rule.buffer, b.index, e, a);
+    else
+      message = fmt::format("{}[{}]: expected {}, got {} (rtol {}, atol {})", rule.buffer, b.index, static_cast<double>(e),
+                            static_cast<double>(a), rule.rtol, rule.atol);
+  });
+  return {false, message, b.index};
 }
 
 }  // namespace cutune

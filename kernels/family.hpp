@@ -3,6 +3,7 @@
 // parameter space, problems, buffers, launch plan, input generator, CPU reference and the
 // bytes/flops model. One small definition file per family (see scan.cpp), in the spirit of
 // CLBlast's tuning kernel definitions.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -127,6 +128,21 @@ struct OutputRule {
   bool checked = true;       // false: its contents are unspecified (only the byte-identity test reads it)
   bool exact = true;         // exact: actual == expected by value (NaN never); else:
   double rtol = 0, atol = 0; //   |actual - expected| <= rtol·|expected| + atol in double (NaN never)
+};
+
+// The first element at which outputs break their rules: the first rule, in order, with a broken
+// element, and its lowest such index, with the two elements' bytes (what the GPU copies back).
+struct RuleBreak {
+  std::size_t rule = 0;
+  std::int64_t index = 0;
+  std::array<std::byte, 8> expected{}, actual{};
+};
+
+// What checking outputs against rules decides, on the host (check_outputs) or the GPU
+// (tuner/output_check): pass, or where the rules first break.
+struct OutputCheck {
+  bool pass = true;
+  std::optional<RuleBreak> first_break;  // set when !pass
 };
 
 struct Verdict {

@@ -64,7 +64,13 @@ double sum_tolerance(std::span<const T> values) {
 
 // What the GPU computes for a family's output rules (tuner/output_check), on the host: the outputs
 // pass when byte-identical to the expected ones, or when every checked output passes its rule at
-// every element. Tests use it to hold each family's rules to its compare().
-bool outputs_pass(const std::vector<OutputRule>& rules, const HostBuffers& expected, const HostBuffers& actual);
+// every element; otherwise the first break. Tests use it to hold each family's rules to its
+// compare(), and the GPU's check to it.
+OutputCheck check_outputs(const std::vector<OutputRule>& rules, const HostBuffers& expected, const HostBuffers& actual);
+
+// A failed check as a verdict, in compare_exact's and compare_close's words: the buffer, the first
+// bad index, the expected and actual values (and the tolerance), so the GPU and CPU paths describe
+// a mismatch alike.
+Verdict verdict_of(const std::vector<OutputRule>& rules, const OutputCheck& check);
 
 }  // namespace cutune

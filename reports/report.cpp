@@ -9,6 +9,7 @@
 #include <map>
 
 #include "report_assets.hpp"
+#include "schema.hpp"
 
 namespace cutune::report {
 namespace {
@@ -107,17 +108,20 @@ json collect(sql::Database& db, const Selection& sel) {
   data["scope"] = sel.run_id ? fmt::format("run {}", *sel.run_id) : std::string("all runs");
 
   // Results, columnar: one array per field, configs and problems by index.
-  auto s = db.prepare(R"sql(
+  // Reports open databases read-only, unmigrated: columns newer than the file read as their defaults.
+  const int version = db::schema_version(db);
+  auto s = db.prepare(fmt::format(R"sql(
     SELECT r.id, r.run_id, r.config, r.config_json, p.key, p.size, p.dtype, r.status, r.time_ms_median, r.time_ms_min,
            r.time_ms_max, r.time_ms_stdev, r.samples, r.gbs, r.gflops, r.copy_fraction, r.elapsed_s, r.error,
-           r.compile_s + r.verify_s + r.benchmark_s, r.verified
+           r.compile_s + r.verify_s + r.benchmark_s, {}, {}
     FROM results r JOIN problems p ON p.id = r.problem_id
     WHERE r.device_id = ?1 AND p.family = ?2 AND (?3 IS NULL OR r.run_id = ?3)
-    ORDER BY r.run_id, r.id)sql");
+    ORDER BY r.run_id, r.id)sql",
+                                  version >= 4 ? "r.verified" : "1", version >= 5 ? "r.cut_short" : "0"));
   s.bind(1, sel.device_id).bind(2, sel.family).bind(3, sel.run_id);
 
   std::map<std::string, std::size_t> config_index, problem_index, status_index;
-  std::int64_t unverified = 0;
+  std::int64_t unverified = 0, cut_short = 0;
   json parameters = json::array(), configs = json::array(), config_keys = json::array();
   json problems = json::array(), statuses = json::array();
   json col_config = json::array(), col_problem = json::array(), col_status = json::array(), col_median = json::array(),
@@ -177,6 +181,7 @@ json collect(sql::Database& db, const Selection& sel) {
     col_cost.push_back(std::round(s.column_double(18) * 1e4) / 1e4);
 
     if (status == "ok" && s.column_int(19) == 0) ++unverified;
+    if (status == "ok" && s.column_int(20) != 0) ++cut_short;
     if (status != "ok") {
       auto& group = failures[problem_it->second][status];
       ++failure_counts[problem_it->second][status];
@@ -209,6 +214,7 @@ json collect(sql::Database& db, const Selection& sel) {
                      {"run", col_run},       {"cost", col_cost}};
   data["failures"] = failure_list;
   data["unverified"] = unverified;  // ok results never checked against a reference (a spec without one)
+  data["cut_short"] = cut_short;    // ok results whose sampling stopped early: clearly behind the best
   data["baselines"] = baselines_json(db, sel);
   return data;
 }

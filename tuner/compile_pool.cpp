@@ -112,6 +112,11 @@ std::shared_future<Compiled> CompilePool::submit(const CompileRequest& request, 
   return future;
 }
 
+CompilePool::Work CompilePool::work() const {
+  std::lock_guard lock(mutex_);
+  return work_;
+}
+
 void CompilePool::hurry(const std::string& key) {
   std::lock_guard lock(mutex_);
   move_to_front(key);
@@ -144,6 +149,8 @@ void CompilePool::serve(int) {
       // Later requests for the key find it in the cache (when there is one) from here on.
       std::lock_guard lock(mutex_);
       in_flight_.erase(job->key);
+      ++work_.compiles;
+      work_.seconds += result.cold_seconds;
     }
     job->promise.set_value(std::move(result));
   }

@@ -36,6 +36,15 @@ class CompilePool {
   // Moves a queued request (a prefetch) to the front; nothing when it started or finished.
   void hurry(const std::string& compile_key);
 
+  // What the pool's processes did so far: fresh compiles (cache misses) and their summed NVRTC
+  // seconds, for the session's account of where the time went.
+  struct Work {
+    int compiles = 0;
+    double seconds = 0;
+  };
+  Work work() const;
+  int jobs() const { return static_cast<int>(threads_.size()); }
+
  private:
   struct Job {
     CompileRequest request;
@@ -46,7 +55,8 @@ class CompilePool {
   void move_to_front(const std::string& key);  // with mutex_ held
 
   const CompileCache& cache_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  Work work_;
   std::condition_variable ready_;
   std::deque<std::shared_ptr<Job>> queue_;
   std::unordered_map<std::string, std::shared_future<Compiled>> in_flight_;  // by compile key

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "output_check.hpp"
+#include "verify.hpp"
 
 namespace cutune {
 namespace {
@@ -57,9 +58,9 @@ struct GpuEvaluator::State {
   // they are checked against there (tuner/output_check); none: outputs come back to the CPU.
   std::optional<std::vector<OutputRule>> rules;
   std::map<std::string, DeviceBuffer> expected_on_device;
-  // Outputs come back into these when the CPU compares them: allocated and page-locked once per
-  // problem, on first use (with output rules only a mismatch needs them), since allocating (and
-  // faulting in) a GiB per check costs more than the check.
+  // Outputs come back into these when the CPU compares them (families without output rules):
+  // allocated and page-locked once per problem, on first use, since allocating (and faulting in) a
+  // GiB per check costs more than the check.
   HostBuffers actual;
   std::vector<std::unique_ptr<PinnedRegion>> pinned;
 
@@ -270,14 +271,19 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
   auto verify = [&](const char* when) -> bool {
     if (!outcome.verified) return true;  // nothing to compare with: stored as unverified
     if (s.rules) {
-      // On the GPU; a failure is described below by the CPU path, which copies the outputs back.
+      // On the GPU: only the verdict comes back, and on a failure the first broken element.
       std::vector<OutputChecker::Output> outputs;
       for (const OutputRule& rule : *s.rules) {
         const DeviceBuffer& expected = s.expected_on_device.at(rule.buffer);
         const std::size_t element = rule.element_type.ends_with("64") ? 8 : 4;
         outputs.push_back({&rule, expected.get(), s.buffer(rule.buffer).get(), static_cast<std::int64_t>(expected.bytes() / element)});
       }
-      if (checker_->passes(outputs, s.stream.get())) return true;
+      const Verdict verdict = verdict_of(*s.rules, checker_->check(outputs, s.stream.get()));
+      if (verdict.ok) return true;
+      outcome.status = Status::wrong_result;
+      outcome.error = std::string(when) + ": " + verdict.message;
+      outcome.error_index = verdict.first_bad_index;
+      return false;
     }
     bool identical = true;  // byte-identical to the reference: right for any comparison rule
     HostBuffers& actual = s.actual_outputs();

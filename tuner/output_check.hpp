@@ -1,12 +1,12 @@
 #pragma once
 // Output verification on the GPU. A family whose compare() is a set of element-wise rules
 // (Family::output_rules) has its expected outputs kept on the device; after a verified run one
-// kernel per output reads expected and actual side by side and raises two flags: "some byte
-// differs" and "a checked element breaks its rule". Only those 16 bytes come back. The outputs pass
-// when no byte differs or no rule is broken — exactly what the CPU path decides (outputs_pass in
-// kernels/verify.hpp is the same rule on the host, and tests hold the two together). A mismatch is
-// then described by the CPU path, which copies the outputs back: wrong configs are rare, and their
-// messages and first bad indexes stay the family's own.
+// kernel per output reads expected and actual side by side and raises, per output, "some byte
+// differs" and lowers "first broken element". Those words come back, and on a failure the two
+// elements at the first break: never the outputs. The verdict and the index are exactly what the
+// CPU path decides (check_outputs in kernels/verify.hpp is the same rule on the host, unit tests hold
+// it to every family's compare(), and test_gpu_output_check holds this to it), and verdict_of
+// words the message alike for both.
 //
 // At 2^27 scan elements this replaces two 1 GiB copies and a CPU comparison per config with a
 // kernel that reads 2 GiB at device bandwidth.
@@ -39,13 +39,12 @@ class OutputChecker {
     std::int64_t elements;
   };
 
-  // Runs the comparisons on `stream` and waits for them. True when the outputs pass.
-  bool passes(const std::vector<Output>& outputs, CUstream stream);
+  // Runs the comparisons on `stream` and waits for them.
+  OutputCheck check(const std::vector<Output>& outputs, CUstream stream);
 
  private:
   std::unique_ptr<Module> module_;
-  DeviceBuffer flags_;  // [0] some byte differs, [1] a checked element breaks its rule
-  int blocks_ = 0;
+  DeviceBuffer slots_;  // per output "some byte differs", then per output "first broken element"
 };
 
 }  // namespace cutune

@@ -241,25 +241,37 @@ SessionResult Session::run() {
     return stopped;
   };
 
-  std::vector<TunedProblem> tuned_problems;
   store_.put_problem_schema(family_.name(), family_.problem_schema());  // before its problems: they derive from it
+  std::vector<TunedProblem> problem_ids;
+  std::vector<std::map<std::string, std::optional<double>>> measured;  // per problem: config key → median, stored before
   for (const Problem& problem : options_.problems) {
+    problem_ids.push_back({&problem, store_.upsert_problem(problem_record(family_, problem))});
+    measured.push_back(store_.measured_configs(device_id, template_id, problem_ids.back().problem_id));
+  }
+
+  // A run that will evaluate the whole space queues every compile of every problem at the start, in
+  // problem order, so the pool never idles between a strategy's batches (a genetic algorithm's
+  // generation is 20 configs) nor between problems; the configs a batch asks for jump the queue.
+  // Bounded, since the futures hold the cubins until used.
+  std::vector<std::unordered_map<std::string, std::shared_future<Compiled>>> prefetched(options_.problems.size());
+  const std::vector<Config> every_config = space.enumerate();
+  if (per_problem >= space_size && every_config.size() * options_.problems.size() <= kMaxPrefetch)
+    for (std::size_t p = 0; p < options_.problems.size(); ++p)
+      for (const Config& config : every_config)
+        if (!measured[p].count(space.key(config)))
+          prefetched[p].emplace(space.key(config), pool.submit(compile_request(family_, source, space, config,
+                                                                               options_.problems[p], device_.limits().arch())));
+
+  std::vector<TunedProblem> tuned_problems;
+  for (std::size_t p = 0; p < options_.problems.size(); ++p) {
     if (stopped) break;
-    const std::int64_t problem_id = store_.upsert_problem(problem_record(family_, problem));
-    tuned_problems.push_back({&problem, problem_id});
-    auto already = store_.measured_configs(device_id, template_id, problem_id);
+    const Problem& problem = options_.problems[p];
+    const std::int64_t problem_id = problem_ids[p].problem_id;
+    tuned_problems.push_back(problem_ids[p]);
+    const auto& already = measured[p];
     const Work work = family_.work(problem);
     evaluator.set_problem(problem, options_.seed ^ 0x5eedULL);
-
-    // A run that will evaluate the whole space queues every compile at once, so the pool never idles
-    // between a strategy's batches (a genetic algorithm's generation is 20 configs); the configs a
-    // batch asks for jump the queue. Bounded, since the futures hold the cubins until used.
-    std::unordered_map<std::string, std::shared_future<Compiled>> prefetched;
-    if (per_problem >= space_size && space_size <= kMaxPrefetch)
-      for (const Config& config : space.enumerate())
-        if (!already.count(space.key(config)))
-          prefetched.emplace(space.key(config),
-                             pool.submit(compile_request(family_, source, space, config, problem, device_.limits().arch())));
+    auto& prefetched_here = prefetched[p];
 
     auto strategy = make_strategy(options_.strategy, space, options_.seed);
     std::optional<double> best_ms;
@@ -279,7 +291,7 @@ SessionResult Session::run() {
         const std::string key = space.key(batch[i]);
         if (already.count(key)) continue;
         const CompileRequest request = compile_request(family_, source, space, batch[i], problem, device_.limits().arch());
-        if (const auto it = prefetched.find(key); it != prefetched.end()) {
+        if (const auto it = prefetched_here.find(key); it != prefetched_here.end()) {
           pool.hurry(compile_key(request));
           compiling[i] = it->second;
         } else {
@@ -309,7 +321,7 @@ SessionResult Session::run() {
           const auto evaluate_started = Clock::now();
           result.compile_wait_seconds += std::chrono::duration<double>(evaluate_started - waiting_started).count();
           const Outcome outcome = evaluator.evaluate(space, config, c, best_ms);
-          prefetched.erase(key);  // its cubin is not needed again
+          prefetched_here.erase(key);  // its cubin is not needed again
           result.verify_seconds += outcome.verify_seconds;
           result.benchmark_seconds += outcome.benchmark_seconds;
 
@@ -367,9 +379,15 @@ SessionResult Session::run() {
     done += per_problem - problem_done;  // a strategy that ran out early
   }
   progress.finish();
+  result.setup_seconds = evaluator.setup_seconds();
+  result.compiles = pool.work().compiles;
+  result.compile_seconds = pool.work().seconds;
+  result.compile_jobs = pool.jobs();
+  const auto finishing_started = Clock::now();
   store_best_cubins(store_, family_, space, tuned_problems, device_id, template_id, source, device_.limits().arch(), cache);
   store_.refresh_family_defaults();
   store_.finish_run(result.run_id, result.interrupted ? "interrupted" : "finished");
+  result.finishing_seconds = std::chrono::duration<double>(Clock::now() - finishing_started).count();
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return result;
 }

@@ -42,6 +42,12 @@ struct SessionResult {
   // Where the GPU's time went: verification and timed samples (as the evaluations report them),
   // and waiting for a config's cubin from the compile pool.
   double verify_seconds = 0, benchmark_seconds = 0, compile_wait_seconds = 0;
+  // Starting the GPU worker and setting problems up (inputs, references, uploads); storing each
+  // problem's best cubin and the family defaults at the end.
+  double setup_seconds = 0, finishing_seconds = 0;
+  // Fresh compiles in the pool (cache misses), their summed NVRTC seconds, and the pool's processes.
+  int compiles = 0, compile_jobs = 0;
+  double compile_seconds = 0;
   double wall_seconds = 0;
 };
 

@@ -250,6 +250,7 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
   const double backstop = 4 * options_.timeout_seconds + options_.max_sample_seconds + 120;
   try {
     if (!problem_sent_) {
+      const auto setup_started = std::chrono::steady_clock::now();
       request({{"op", "problem"},
                {"family", family_.name()},
                {"spec", family_.spec_file().value_or("")},
@@ -258,6 +259,7 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
                {"measure", to_json(options_)}},
               600);
       problem_sent_ = true;
+      setup_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_started).count();
     }
     const nlohmann::json reply =
         request({{"op", "evaluate"},

@@ -33,6 +33,8 @@ class EvaluationWorker {
   Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled,
                    std::optional<double> best_ms = std::nullopt);
   int restarts() const { return restarts_; }
+  // Seconds spent starting workers and setting problems up in them (inputs, references, uploads).
+  double setup_seconds() const { return setup_seconds_; }
 
  private:
   void start();
@@ -48,6 +50,7 @@ class EvaluationWorker {
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   int restarts_ = 0;
+  double setup_seconds_ = 0;
   std::vector<pid_t> abandoned_;  // killed workers not yet reaped
 };
 

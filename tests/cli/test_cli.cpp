@@ -122,6 +122,8 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel scan --device 0 --n -7" + with_db), "--n must be positive");
   expect_usage_error(tune("--kernel scan --device 0 --strategy nosuch" + with_db), "unknown --strategy");
   expect_usage_error(tune("--kernel scan --device 0 --max-evals 0" + with_db), "--max-evals must be positive");
+  expect_usage_error(tune("--kernel scan --device 0 --cut-ratio 0.5" + with_db), "--cut-ratio must be 0 (never) or more than 1");
+  expect_usage_error(tune("--kernel scan --device 0 --cut-ratio -2" + with_db), "--cut-ratio");
   expect_usage_error(tune("--kernel scan --device 0 --n banana" + with_db), "--n");
   expect_usage_error(tune("--kernel scan --compile-only --arch sm_5" + with_db), "unknown --arch");
   expect_usage_error(tune("--kernel scan --device -1" + with_db), "--device");

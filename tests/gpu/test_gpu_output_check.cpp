@@ -1,7 +1,8 @@
-// The GPU's output comparison gives the host rule's verdict (outputs_pass, which unit tests hold
-// to every family's compare()): errors planted at the first and last element, on both sides of
-// block edges (the kernel's 256-thread blocks and its grid stride), within and beyond tolerance,
-// as NaN, in unchecked outputs, for every element type.
+// The GPU's output comparison gives the host rule's verdict, first bad index and values
+// (check_outputs, which unit tests hold to every family's compare()): errors planted at the first
+// and last element, on both sides of block edges (the kernel's 256-thread blocks and its grid
+// stride), within and beyond tolerance, as NaN, in unchecked outputs, for every element type; and
+// two errors at once, where the lower index must win whichever block sees it.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -95,11 +96,52 @@ TEST(GpuOutputCheck, AgreesWithTheHostRuleOnPlantedErrors) {
                 const std::vector<OutputChecker::Output> outputs{
                     {&rules[0], expected_out.get(), actual_out.get(), static_cast<std::int64_t>(n)},
                     {&rules[1], expected_scratch.get(), actual_scratch.get(), static_cast<std::int64_t>(n)}};
-                EXPECT_EQ(checker.passes(outputs, stream.get()), outputs_pass(rules, expected, actual))
-                    << t.type << (exact ? " exact" : " rtol 1e-5") << ", n " << n << ", " << where << "[" << i << "] nudged by "
-                    << relative << (nan ? " (NaN)" : "");
+                const OutputCheck on_gpu = checker.check(outputs, stream.get());
+                const OutputCheck on_host = check_outputs(rules, expected, actual);
+                const std::string what = t.type + (exact ? " exact" : " rtol 1e-5") + ", n " + std::to_string(n) + ", " +
+                                         where + "[" + std::to_string(i) + "] nudged by " + std::to_string(relative) +
+                                         (nan ? " (NaN)" : "");
+                ASSERT_EQ(on_gpu.pass, on_host.pass) << what;
+                if (on_host.pass) continue;
+                ASSERT_TRUE(on_gpu.first_break && on_host.first_break) << what;
+                EXPECT_EQ(on_gpu.first_break->rule, on_host.first_break->rule) << what;
+                EXPECT_EQ(on_gpu.first_break->index, on_host.first_break->index) << what;
+                EXPECT_EQ(on_gpu.first_break->index, static_cast<std::int64_t>(i)) << what;
+                EXPECT_EQ(on_gpu.first_break->expected, on_host.first_break->expected) << what;
+                EXPECT_EQ(on_gpu.first_break->actual, on_host.first_break->actual) << what;
+                EXPECT_EQ(verdict_of(rules, on_gpu).message, verdict_of(rules, on_host).message) << what;
               }
       }
     }
+  }
+}
+
+// Two broken elements in different blocks (and different grid-stride rounds): the lower index is
+// reported, whichever block finishes first.
+TEST(GpuOutputCheck, ReportsTheLowestOfSeveralBrokenElements) {
+  device().make_current();
+  OutputChecker& checker = OutputChecker::shared_for(device().limits().arch());
+  Stream stream;
+  const std::size_t n = std::size_t{8192} * 256 * 3 + 5;
+  std::vector<std::int64_t> expected(n), actual;
+  for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::int64_t>(i * 7 + 3);
+  DeviceBuffer expected_device(n * 8), actual_device(n * 8);
+  expected_device.upload(expected.data(), n * 8);
+  const OutputRule rule{"offsets", "int64"};
+  const std::vector<OutputRule> rules{rule};
+  for (const auto& [low, high] : std::vector<std::pair<std::size_t, std::size_t>>{
+           {1, n - 1}, {255, 256}, {8192 * 256 + 1, 8192 * 256}, {5000, 8192 * 256 * 2 + 4999}, {n - 2, n - 1}}) {
+    actual = expected;
+    actual[low] = -1;
+    actual[high] = -2;
+    actual_device.upload(actual.data(), n * 8);
+    const OutputCheck check = checker.check({{&rules[0], expected_device.get(), actual_device.get(), static_cast<std::int64_t>(n)}},
+                                            stream.get());
+    ASSERT_FALSE(check.pass);
+    ASSERT_TRUE(check.first_break);
+    EXPECT_EQ(check.first_break->index, static_cast<std::int64_t>(std::min(low, high))) << low << " and " << high;
+    const Verdict verdict = verdict_of(rules, check);
+    EXPECT_EQ(verdict.first_bad_index, static_cast<std::int64_t>(std::min(low, high)));
+    EXPECT_NE(verdict.message.find("got " + std::to_string(low < high ? -1 : -2)), std::string::npos) << verdict.message;
   }
 }

@@ -1,6 +1,7 @@
 // Each family's output rules (what the GPU compares) say what its compare() says, on planted
 // errors at the first and last element, in the middle, across the default block sizes, within and
-// beyond tolerance, and as NaN. The GPU test (test_gpu_output_check) holds the GPU to the rules.
+// beyond tolerance, and as NaN: the same verdict, the same first bad index, the same words. The GPU
+// test (test_gpu_output_check) holds the GPU to the rules.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,7 +82,7 @@ TEST(OutputRules, AgreeWithCompareOnPlantedErrors) {
   for (const auto& [name, text] : kProblems) {
     const Case c = make_case(name, text);
     SCOPED_TRACE(name + " " + c.problem.key());
-    EXPECT_TRUE(outputs_pass(c.rules, c.expected, outputs_of(c)));
+    EXPECT_TRUE(check_outputs(c.rules, c.expected, outputs_of(c)).pass);
     for (const OutputRule& rule : c.rules) {
       const std::size_t n = elements(c, rule);
       // First, last, middle, and around the edges of blocks of 128, 256 and 1024 elements.
@@ -95,8 +96,17 @@ TEST(OutputRules, AgreeWithCompareOnPlantedErrors) {
             if (nan && !rule.element_type.starts_with("float")) continue;
             HostBuffers actual = outputs_of(c);
             plant_any(actual, rule, i, relative, nan);
-            EXPECT_EQ(outputs_pass(c.rules, c.expected, actual), c.family.compare(c.problem, c.expected, actual).ok)
-                << rule.buffer << "[" << i << "] nudged by " << relative << (nan ? " (NaN)" : "");
+            // The same verdict, the same first bad index and the same words as the family's compare().
+            const Verdict by_rules = verdict_of(c.rules, check_outputs(c.rules, c.expected, actual));
+            const Verdict by_compare = c.family.compare(c.problem, c.expected, actual);
+            EXPECT_EQ(by_rules.ok, by_compare.ok) << rule.buffer << "[" << i << "] nudged by " << relative << (nan ? " (NaN)" : "");
+            if (by_rules.ok || by_compare.ok) continue;
+            EXPECT_EQ(by_rules.first_bad_index, by_compare.first_bad_index) << rule.buffer << "[" << i << "]";
+            EXPECT_EQ(by_rules.first_bad_index, std::optional<std::int64_t>(static_cast<std::int64_t>(i)));
+            if (by_compare.message.starts_with(rule.buffer + "[")) {  // scan words its error index its own way
+              EXPECT_NE(by_compare.message.find(by_rules.message), std::string::npos)
+                  << "rules: " << by_rules.message << "\ncompare: " << by_compare.message;
+            }
           }
     }
   }
@@ -118,10 +128,10 @@ TEST(OutputRules, ScanChecksOnlyTheErrorIndexAfterABadInput) {
   actual.at("error") = expected.at("error");
   actual.at("tooffsets") = expected.at("tooffsets");
   actual.as<std::int64_t>("tooffsets")[900] = -7;
-  EXPECT_TRUE(outputs_pass(rules, expected, actual));
+  EXPECT_TRUE(check_outputs(rules, expected, actual).pass);
   EXPECT_TRUE(scan.compare(problem, expected, actual).ok);
   actual.as<std::uint64_t>("error")[0] = 499;
-  EXPECT_FALSE(outputs_pass(rules, expected, actual));
+  EXPECT_FALSE(check_outputs(rules, expected, actual).pass);
   EXPECT_FALSE(scan.compare(problem, expected, actual).ok);
 }
 

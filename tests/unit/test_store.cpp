@@ -203,6 +203,49 @@ TEST(Store, MigratesAVersion1DatabaseKeepingItsResults) {
   EXPECT_EQ(s.column_text(0), "algo=warp");
 }
 
+// Version 4 is what the first cutune with typed problems wrote, without results.cut_short: opening it
+// adds the column, keeps the old results as full measurements, and stores cut-short ones.
+TEST(Store, MigratesAVersion4DatabaseToCutShortResults) {
+  TempDb t;
+  std::int64_t device_id = 0, tmpl = 0, problem = 0, run_id = 0;
+  std::filesystem::create_directories(std::filesystem::path(t.path).parent_path());
+  {
+    sql::Database raw(t.path, sql::Database::Mode::read_write_create);
+    migrate_to(raw, 4);
+    auto columns = raw.prepare("SELECT COUNT(*) FROM pragma_table_info('results') WHERE name = 'cut_short'");
+    columns.step();
+    ASSERT_EQ(columns.column_int(0), 0);
+    raw.exec(R"sql(
+      INSERT INTO devices (id, name, uuid, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, memory_clock_khz,
+                           bus_width_bits, theoretical_bandwidth_gbs, driver_version, nvrtc_version)
+        VALUES (1, 'NVIDIA H100 80GB HBM3', 'GPU-v4', 9, 0, 132, 1, 1, 1, 1, 1, 13000, '13.0');
+      INSERT INTO templates (id, family, source_hash, source, created_at) VALUES (1, 'scan', 'h', 's', '2026-11-25');
+      INSERT INTO problems (id, family, key, size, dtype, descriptor, match_key)
+        VALUES (1, 'scan', 'n=1024,type=int32', 1024, 'int32', '{"n":1024,"type":"int32"}', 'type=int32');
+      INSERT INTO runs (id, family, device_id, template_id, strategy, seed, budget, command, tool_version, started_at,
+                        finished_at, status)
+        VALUES (1, 'scan', 1, 1, 'brute_force', 1, '', '', 'cutune 0.1.0', '2026-11-25', '2026-11-25', 'finished');
+      INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median,
+                           samples, compile_s, verify_s, benchmark_s, error, launch_json, created_at, elapsed_s, verified)
+        VALUES (1, 1, 1, 1, 'algo=warp', '{}', 'ok', 0.5, 10, 0, 0, 0, '', '[]', '2026-11-25', 1, 1);
+    )sql");
+    device_id = tmpl = problem = run_id = 1;
+  }
+  Store store(t.path);
+  EXPECT_EQ(schema_version(store.database()), kSchemaVersion);
+  auto cut = result(run_id, device_id, tmpl, problem, "algo=blelloch", "ok", 2.5);
+  cut.cut_short = true;
+  store.add_result(cut);
+  const auto rows = store.results_of_run(run_id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].config, "algo=warp");
+  EXPECT_FALSE(rows[0].cut_short);
+  EXPECT_TRUE(rows[1].cut_short);
+  const auto best = store.best("scan");
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].config, "algo=warp");
+}
+
 TEST(Store, AFailedMigrationLeavesTheOldDatabaseAsItWas) {
   TempDb t;
   cutune::testing::create_version_1_database(t.path);

@@ -216,6 +216,10 @@ int tune(const TuneArgs& args) {
     options.measure.max_sample_seconds = std::numeric_limits<double>::infinity();  // all N, however long
   }
 
+  if (args.cut_ratio) {
+    if (!(*args.cut_ratio == 0 || *args.cut_ratio > 1)) throw UsageError("--cut-ratio must be 0 (never) or more than 1");
+    options.measure.cut_ratio = *args.cut_ratio;
+  }
   if (*args.device < 0) throw UsageError("--device must be 0 or more");
   check_database_writable(database_path(args));
   if (*args.device >= device_count())
@@ -244,11 +248,24 @@ int tune(const TuneArgs& args) {
                            result.stop_reason.empty() ? "" : " (stopped early: " + result.stop_reason + ")",
                            stored && stored->copy_bandwidth_gbs ? *stored->copy_bandwidth_gbs : 0.0);
   print_best_table(std::cout, rows);
-  const double other = result.wall_seconds - result.verify_seconds - result.benchmark_seconds - result.compile_wait_seconds;
-  std::cout << fmt::format("time: {:.1f} s in all; on the GPU {:.1f} s verifying and {:.1f} s measuring; {:.1f} s waiting "
-                           "for compiles; {:.1f} s the rest (loading modules, launching, storing, set-up)\n",
-                           result.wall_seconds, result.verify_seconds, result.benchmark_seconds, result.compile_wait_seconds,
-                           other);
+  // Where the wall time went. The GPU is busy while verifying and measuring; the rest of the time it
+  // idles: waiting for a compile, while a problem is set up, between configs (module loads,
+  // launches of the verified run, storing results) and at the end.
+  const double gpu_busy = result.verify_seconds + result.benchmark_seconds;
+  const double other = result.wall_seconds - gpu_busy - result.compile_wait_seconds - result.setup_seconds -
+                       result.finishing_seconds;
+  std::cout << fmt::format("time: {:.1f} s in all; on the GPU {:.1f} s verifying and {:.1f} s measuring, idle {:.1f} s: "
+                           "{:.1f} s waiting for compiles, {:.1f} s setting problems up, {:.1f} s storing cubins and "
+                           "defaults, {:.1f} s between configs (loading modules, launching, storing results)\n",
+                           result.wall_seconds, result.verify_seconds, result.benchmark_seconds,
+                           result.wall_seconds - gpu_busy, result.compile_wait_seconds, result.setup_seconds,
+                           result.finishing_seconds, other);
+  std::cout << fmt::format("compiles: {} fresh (cache misses), {:.1f} s of NVRTC time over {} processes ({:.0f}% of "
+                           "their capacity during the run)\n",
+                           result.compiles, result.compile_seconds, result.compile_jobs,
+                           result.wall_seconds > 0 && result.compile_jobs > 0
+                               ? 100 * result.compile_seconds / (result.wall_seconds * result.compile_jobs)
+                               : 0.0);
 
   // The report covers every run of this family on this device, so a resumed tuning shows whole.
   const std::string folder = (std::filesystem::path(store.database().path()).parent_path() / "reports").string();

@@ -14,6 +14,7 @@ struct TuneArgs {
   std::optional<std::string> kernel;
   std::optional<std::string> kernel_file;     // a kernel spec (docs/kernel-spec.md) instead of --kernel
   std::optional<int> samples;                 // exactly this many timed samples per config
+  std::optional<double> cut_ratio;            // stop sampling a config this many times behind the best; 0: never
   std::optional<int> device;
   std::optional<std::string> type;
   std::vector<std::int64_t> sizes;

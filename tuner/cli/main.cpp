@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
                  "a kernel spec file (TOML, docs/kernel-spec.md): tune your own kernel instead of a built-in family");
   app.add_option("--samples", args.samples,
                  "exactly N timed samples per config (default: until the mean is known to 0.5 %, 10 to 200)");
+  app.add_option("--cut-ratio", args.cut_ratio,
+                 "stop sampling a config once its fastest of 3 samples is over R times the best median so far, and "
+                 "store it as cut short (default 2; 0: measure every config in full)");
   app.add_option("--device,-d", args.device, "CUDA device ordinal");
   app.add_option("--type", args.type, "element type of the problems (family-specific, e.g. int32)");
   app.add_option("--n", args.sizes, "problem sizes (elements); repeat or give several")->expected(1, -1);
