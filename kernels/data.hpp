@@ -6,11 +6,10 @@
 // depend on the seed alone, never on the number of threads. fill_dyadic and fill_uniform_nonzero
 // give the sums and extremes that reductions verify exactly.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <span>
-#include <thread>
-#include <vector>
+
+#include "parallel.hpp"
 
 namespace cutune {
 
@@ -36,30 +35,14 @@ class RandomStream {
   std::uint64_t state_;
 };
 
-inline constexpr std::size_t kChunk = std::size_t{1} << 16;
-
 // Calls fill(first, count, stream) for each chunk of [0, n), on up to every core; each chunk's
 // stream is seeded from (seed, chunk index).
 template <class F>
 void fill_in_chunks(std::size_t n, std::uint64_t seed, F&& fill) {
-  const std::size_t chunks = (n + kChunk - 1) / kChunk;
-  const auto run = [&](std::size_t chunk) {
+  for_each_chunk(n, kChunk, [&](std::size_t chunk, std::size_t first, std::size_t count) {
     RandomStream stream(RandomStream(seed ^ (0x632be59bd9b4e019ull * (chunk + 1))).next());
-    const std::size_t first = chunk * kChunk;
-    fill(first, std::min(kChunk, n - first), stream);
-  };
-  const std::size_t threads = std::min<std::size_t>(chunks, std::max(1u, std::thread::hardware_concurrency()));
-  if (threads <= 1) {
-    for (std::size_t c = 0; c < chunks; ++c) run(c);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (std::size_t c = next++; c < chunks; c = next++) run(c);
-    });
-  for (auto& thread : pool) thread.join();
+    fill(first, count, stream);
+  });
 }
 
 // ±j/8 with j uniform in 1..63 and a random sign: mean zero, and every value a multiple of 1/8.

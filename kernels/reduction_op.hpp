@@ -44,11 +44,31 @@ inline int template_op_code(ReductionOp op) {
 // The exact result over `values` (sums in long double, which is exact for the inputs below).
 template <class T>
 long double reduce_range(std::span<const T> values, ReductionOp op) {
-  if (op == ReductionOp::min) return *std::min_element(values.begin(), values.end());
-  if (op == ReductionOp::max) return *std::max_element(values.begin(), values.end());
-  long double sum = 0;
-  for (const T v : values) sum += v;
-  return op == ReductionOp::mean ? sum / static_cast<long double>(values.size()) : sum;
+  const auto serial = [op](std::span<const T> part) -> long double {
+    if (op == ReductionOp::min) return *std::min_element(part.begin(), part.end());
+    if (op == ReductionOp::max) return *std::max_element(part.begin(), part.end());
+    long double sum = 0;
+    for (const T v : part) sum += v;
+    return sum;
+  };
+  long double result;
+  if (values.size() <= 4 * kChunk) {
+    result = serial(values);
+  } else {
+    // Large references (reduce at 2^26 and up) on every core: per-chunk results combined in chunk
+    // order, so the sum is the same on any machine (and exact on fill_dyadic data in any order).
+    std::vector<long double> parts((values.size() + kChunk - 1) / kChunk);
+    for_each_chunk(values.size(), kChunk, [&](std::size_t chunk, std::size_t first, std::size_t count) {
+      parts[chunk] = serial(values.subspan(first, count));
+    });
+    result = parts[0];
+    for (std::size_t c = 1; c < parts.size(); ++c) {
+      if (op == ReductionOp::min) result = std::min(result, parts[c]);
+      else if (op == ReductionOp::max) result = std::max(result, parts[c]);
+      else result += parts[c];
+    }
+  }
+  return op == ReductionOp::mean ? result / static_cast<long double>(values.size()) : result;
 }
 
 // Sums get multiples of 1/8, whose sums are exact in any order; minima and maxima get values

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "family.hpp"
+#include "parallel.hpp"
 
 namespace cutune {
 
@@ -56,8 +57,14 @@ Verdict compare_close(const std::string& buffer, std::span<const T> expected, st
 // below one eighth for n ≤ 2^27 fill_dyadic values (data.hpp), so one lost element still fails.
 template <class T>
 double sum_tolerance(std::span<const T> values) {
+  std::vector<long double> parts((values.size() + kChunk - 1) / kChunk);  // per chunk, added in order
+  for_each_chunk(values.size(), kChunk, [&](std::size_t chunk, std::size_t first, std::size_t count) {
+    long double squares = 0;
+    for (const T v : values.subspan(first, count)) squares += static_cast<long double>(v) * static_cast<long double>(v);
+    parts[chunk] = squares;
+  });
   long double squares = 0;
-  for (const T v : values) squares += static_cast<long double>(v) * static_cast<long double>(v);
+  for (const long double part : parts) squares += part;
   const double depth = std::max(1.0, std::log2(static_cast<double>(values.size())));
   return std::numeric_limits<T>::epsilon() / 2 * depth * std::sqrt(static_cast<double>(squares));
 }

@@ -1,6 +1,7 @@
 #include "worker.hpp"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -292,6 +293,12 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
 // ---- worker side ---------------------------------------------------------------------------------
 
 int serve_worker(int device_ordinal) {
+  // Each problem allocates its host buffers anew (inputs, expected outputs: up to GiBs). glibc
+  // would map each large buffer fresh and unmap it when freed, so every problem paid for the
+  // kernel zeroing every page again (at 2^26 floats, about a tenth of a second per buffer). Kept
+  // on the heap and never trimmed, a problem of the same size reuses the last one's pages.
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, -1);
   std::unique_ptr<Device> device;
   std::unique_ptr<GpuEvaluator> evaluator;
   std::optional<Space> space;

@@ -51,6 +51,35 @@ TEST(CompactOffsets, UnsignedComparesAsUnsigned) {
   EXPECT_EQ(compact_offsets<std::uint32_t>(starts, bad_stops, out), 0);
 }
 
+// Over many chunks (the reference runs them on every core): the same offsets and bad index as the
+// plain sequential loop, with the bad element in the first, a middle and the last chunk, or none.
+TEST(CompactOffsets, ChunkedMatchesTheSequentialLoop) {
+  const std::size_t n = 5 * kChunk + 123;
+  std::mt19937_64 rng(3);
+  std::vector<std::uint32_t> starts(n), stops(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    starts[i] = static_cast<std::uint32_t>(rng() % 1000000);
+    stops[i] = starts[i] + static_cast<std::uint32_t>(rng() % 32);
+  }
+  for (const std::int64_t bad : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{kChunk - 1}, std::int64_t{kChunk},
+                                 std::int64_t{3 * kChunk + 17}, static_cast<std::int64_t>(n - 1)}) {
+    auto broken = stops;
+    if (bad >= 0) broken[bad] = starts[bad] - 1;
+    std::vector<std::int64_t> want(n + 1, -7), got(n + 1, -7);
+    std::optional<std::int64_t> want_bad;
+    want[0] = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (broken[i] < starts[i]) {
+        want_bad = static_cast<std::int64_t>(i);
+        break;
+      }
+      want[i + 1] = want[i] + (static_cast<std::int64_t>(broken[i]) - static_cast<std::int64_t>(starts[i]));
+    }
+    EXPECT_EQ(compact_offsets<std::uint32_t>(starts, broken, got), want_bad) << "bad at " << bad;
+    EXPECT_EQ(got, want) << "bad at " << bad;
+  }
+}
+
 TEST(ScanInputs, RandomNonZeroDeterministicAndOffsetAware) {
   const Problem p = ScanFamily::make_problem(10000, "int32", 7, 3);
   const HostBuffers a = inputs_for(p, 42), b = inputs_for(p, 42), c = inputs_for(p, 43);
