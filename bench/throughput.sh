@@ -26,7 +26,7 @@ run() {  # name, then tune's arguments
   evaluated=$(sed -n 's/^run [0-9]*: \([0-9]*\) evaluated.*/\1/p' "$work/$name.out")
   awk -v n="$name" -v e="$evaluated" -v s="$started" -v t="$ended" \
     'BEGIN { printf "%-28s %5d configs in %7.1f s wall: %6.1f configs/s\n", n, e, t - s, e / (t - s) }'
-  grep -E "^(time|compiles):" "$work/$name.out" | sed "s/^/    /"
+  grep -E "^(time|compiles|around the run):" "$work/$name.out" | sed "s/^/    /"
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true

@@ -12,7 +12,6 @@ root=$PWD
 [ "$root" = /work/main ] || { mkdir -p /work && ln -sfn "$root" /work/main; }
 mkdir -p build && ln -sfn "$root/.carry/bin" build/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
-git log -1 --format='tree at %h %s' 2>/dev/null | cut -c1-100
 throughput=1
 [ "${1:-}" = --no-throughput ] && { throughput=0; shift; }
 if [ $throughput = 1 ]; then

@@ -1,6 +1,7 @@
 #include "compile_pool.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,6 +158,9 @@ void CompilePool::serve(int) {
 }
 
 int serve_compiles() {
+  // Compiles are background work: below the GPU worker's set-up and the session, which are on the
+  // GPU's critical path, they take whatever CPU is left (with a cold cache, all of it).
+  setpriority(PRIO_PROCESS, 0, 10);
   while (auto message = read_frame(STDIN_FILENO)) {
     const CompileRequest request{message->at("name").get<std::string>(), message->at("source").get<std::string>(),
                                  message->at("options").get<std::vector<std::string>>(),

@@ -99,15 +99,24 @@ struct GpuEvaluator::State {
   }
 
   // Waits for the stream, polling so that a hung kernel becomes a Timeout instead of a hang.
+  // Spins for the first kSpin (most runs end within it, and the next sample starts at once), then
+  // polls every kPoll: a long run leaves the core to the compile processes, and the GPU idles at
+  // most kPoll after it. CUDA events time the samples, so how the host waits never changes them.
   void wait(double timeout_seconds) {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_seconds);
+    constexpr auto kSpin = std::chrono::microseconds(500);
+    constexpr auto kPoll = std::chrono::microseconds(50);
+    const auto started = Clock::now();
+    const auto deadline = started + std::chrono::duration<double>(timeout_seconds);
     while (true) {
       const CUresult r = cuda::driver().cuStreamQuery(stream.get());
       if (r == CUDA_SUCCESS) return;
       if (r != CUDA_ERROR_NOT_READY) cuda::throw_cuda_error(r, "cuStreamQuery", __FILE__, __LINE__);
-      if (Clock::now() > deadline)
-        throw Timeout("a run took longer than " + std::to_string(timeout_seconds) + " s (hung kernel?)");
-      std::this_thread::yield();
+      const auto now = Clock::now();
+      if (now > deadline) throw Timeout("a run took longer than " + std::to_string(timeout_seconds) + " s (hung kernel?)");
+      if (now - started < kSpin)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(kPoll);
     }
   }
 };
@@ -123,22 +132,35 @@ GpuEvaluator::GpuEvaluator(Device& device, const Family& family, MeasureOptions 
 
 GpuEvaluator::~GpuEvaluator() = default;
 
-void GpuEvaluator::set_problem(const Problem& problem, std::uint64_t seed) {
+HostProblem GpuEvaluator::host_problem(const Family& family, const Problem& problem, std::uint64_t seed) {
   HostBuffers inputs;
-  for (const auto& spec : family_.buffers(problem))
+  for (const auto& spec : family.buffers(problem))
     if (spec.role == BufferRole::input || spec.initialised) inputs.at(spec.name).resize(static_cast<std::size_t>(spec.bytes));
-  family_.generate_inputs(problem, seed, inputs);
-  set_problem(problem, std::move(inputs));
+  family.generate_inputs(problem, seed, inputs);
+  return host_problem(family, problem, std::move(inputs));
 }
 
+HostProblem GpuEvaluator::host_problem(const Family& family, const Problem& problem, HostBuffers inputs) {
+  HostProblem host{problem, std::move(inputs), {}};
+  if (!family.gpu_reference(problem)) host.expected = family.reference(problem, host.inputs);
+  return host;
+}
+
+void GpuEvaluator::set_problem(const Problem& problem, std::uint64_t seed) { set_problem(host_problem(family_, problem, seed)); }
+
 void GpuEvaluator::set_problem(const Problem& problem, HostBuffers inputs) {
+  set_problem(host_problem(family_, problem, std::move(inputs)));
+}
+
+void GpuEvaluator::set_problem(HostProblem host) {
   device_.make_current();
   auto state = std::make_unique<State>();
+  const Problem& problem = host.problem;
   state->problem = problem;
   state->io_specs = family_.buffers(problem);
   const std::optional<GpuReference> gpu_reference = family_.gpu_reference(problem);
-  if (!gpu_reference) state->expected = family_.reference(problem, inputs);
-  state->inputs = std::move(inputs);
+  state->expected = std::move(host.expected);
+  state->inputs = std::move(host.inputs);
   if (options_.flush_l2) state->flush = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(2 * device_.limits().l2_bytes, 16 << 20)));
   state_.reset();  // free the previous problem's buffers before allocating this one's
   for (const auto& spec : state->io_specs) {

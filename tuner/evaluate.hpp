@@ -42,6 +42,15 @@ struct Outcome {
   std::string launch_json;  // the plan in order: per kernel grid, block, shared memory, registers, spills; memsets (stored_step)
 };
 
+// A problem's host side: its inputs and, where the family's reference runs on the CPU, the
+// expected outputs (empty for a GPU reference, computed when the problem is set). Pure CPU work,
+// no CUDA: the worker computes the next problem's while the GPU measures the current one.
+struct HostProblem {
+  Problem problem;
+  HostBuffers inputs;
+  HostBuffers expected;
+};
+
 class GpuEvaluator {
  public:
   GpuEvaluator(Device& device, const Family& family, MeasureOptions options);
@@ -49,10 +58,16 @@ class GpuEvaluator {
   GpuEvaluator(const GpuEvaluator&) = delete;  // owns device buffers
   GpuEvaluator& operator=(const GpuEvaluator&) = delete;
 
-  // Generates inputs (seeded), uploads them, and computes the expected outputs: on the CPU, or by
-  // the family's GPU reference plan (compiled here with NVRTC, run once on the inputs).
-  void set_problem(const Problem& problem, std::uint64_t seed);
+  // Generates inputs (seeded) and, for CPU references, the expected outputs.
+  static HostProblem host_problem(const Family& family, const Problem& problem, std::uint64_t seed);
   // Or with given inputs (tests plant bad indices this way).
+  static HostProblem host_problem(const Family& family, const Problem& problem, HostBuffers inputs);
+
+  // Uploads the inputs and expected outputs; a GPU reference plan (compiled here with NVRTC) is run
+  // once on the inputs.
+  void set_problem(HostProblem host);
+  // host_problem, then set_problem.
+  void set_problem(const Problem& problem, std::uint64_t seed);
   void set_problem(const Problem& problem, HostBuffers inputs);
 
   // best_ms: the best median measured so far for this problem, for cutting losers short.

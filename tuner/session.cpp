@@ -193,12 +193,6 @@ SessionResult Session::run() {
 
   // ---- device, template, run ---------------------------------------------------------------------
   const std::int64_t device_id = store_.upsert_device(device_.fingerprint());
-  auto stored_device = store_.device_by_uuid(device_.fingerprint().uuid);
-  double copy_gbs = stored_device && stored_device->copy_bandwidth_gbs ? *stored_device->copy_bandwidth_gbs : 0;
-  if (copy_gbs <= 0) {
-    copy_gbs = GpuEvaluator::measure_copy_bandwidth(device_);
-    store_.set_copy_bandwidth(device_id, copy_gbs);
-  }
   const std::string source = family_.source();
   const std::int64_t template_id = store_.upsert_template(family_.name(), content_hash(source), source);
   const Space space = tuning_space(family_, device_.limits(), options_.restrictions);
@@ -262,6 +256,15 @@ SessionResult Session::run() {
           prefetched[p].emplace(space.key(config), pool.submit(compile_request(family_, source, space, config,
                                                                                options_.problems[p], device_.limits().arch())));
 
+  // Measured once per device, while the first compiles run.
+  auto stored_device = store_.device_by_uuid(device_.fingerprint().uuid);
+  double copy_gbs = stored_device && stored_device->copy_bandwidth_gbs ? *stored_device->copy_bandwidth_gbs : 0;
+  if (copy_gbs <= 0) {
+    copy_gbs = GpuEvaluator::measure_copy_bandwidth(device_);
+    store_.set_copy_bandwidth(device_id, copy_gbs);
+  }
+
+  const std::uint64_t input_seed = options_.seed ^ 0x5eedULL;  // inputs: the same for every run of a seed
   std::vector<TunedProblem> tuned_problems;
   for (std::size_t p = 0; p < options_.problems.size(); ++p) {
     if (stopped) break;
@@ -270,7 +273,8 @@ SessionResult Session::run() {
     tuned_problems.push_back(problem_ids[p]);
     const auto& already = measured[p];
     const Work work = family_.work(problem);
-    evaluator.set_problem(problem, options_.seed ^ 0x5eedULL);
+    evaluator.set_problem(problem, input_seed);
+    bool next_prepared = p + 1 == options_.problems.size();
     auto& prefetched_here = prefetched[p];
 
     auto strategy = make_strategy(options_.strategy, space, options_.seed);
@@ -321,6 +325,10 @@ SessionResult Session::run() {
           const auto evaluate_started = Clock::now();
           result.compile_wait_seconds += std::chrono::duration<double>(evaluate_started - waiting_started).count();
           const Outcome outcome = evaluator.evaluate(space, config, c, best_ms);
+          if (!next_prepared) {  // this problem is set up: the worker computes the next one's inputs meanwhile
+            evaluator.prepare(options_.problems[p + 1], input_seed);
+            next_prepared = true;
+          }
           prefetched_here.erase(key);  // its cubin is not needed again
           result.verify_seconds += outcome.verify_seconds;
           result.benchmark_seconds += outcome.benchmark_seconds;

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <future>
 
 #include "device.hpp"
 #include "spec_family.hpp"
@@ -183,7 +184,7 @@ void EvaluationWorker::start() {
   pid_ = p.pid;
   to_worker_ = p.to_child;
   from_worker_ = p.from_child;
-  problem_sent_ = false;
+  problem_sent_ = problem_pending_ = false;
 }
 
 void EvaluationWorker::stop(bool kill_now) {
@@ -207,12 +208,15 @@ void EvaluationWorker::stop(bool kill_now) {
     it = waitpid(*it, &status, WNOHANG) != 0 ? abandoned_.erase(it) : it + 1;
   pid_ = -1;
   to_worker_ = from_worker_ = -1;
-  problem_sent_ = false;  // a replacement worker starts with no problem
+  problem_sent_ = problem_pending_ = false;  // a replacement worker starts with no problem
 }
 
-nlohmann::json EvaluationWorker::request(const nlohmann::json& message, double timeout_seconds) {
+void EvaluationWorker::send(const nlohmann::json& message) {
   if (pid_ <= 0) start();
   write_frame(to_worker_, message);
+}
+
+nlohmann::json EvaluationWorker::receive(double timeout_seconds) {
   pollfd readable{from_worker_, POLLIN, 0};
   const int ready = poll(&readable, 1, static_cast<int>(timeout_seconds * 1000));
   if (ready == 0) throw WorkerTimeout("no answer from the GPU worker in " + std::to_string(static_cast<int>(timeout_seconds)) + " s");
@@ -224,17 +228,57 @@ nlohmann::json EvaluationWorker::request(const nlohmann::json& message, double t
     close(to_worker_);
     close(from_worker_);
     to_worker_ = from_worker_ = -1;
-    problem_sent_ = false;
+    problem_sent_ = problem_pending_ = false;
     throw WorkerLost("the GPU worker " + describe_exit(status));
   }
   if (reply->contains("fatal")) throw Error("GPU worker: " + (*reply)["fatal"].get<std::string>());
   return *reply;
 }
 
+nlohmann::json EvaluationWorker::request(const nlohmann::json& message, double timeout_seconds) {
+  send(message);
+  return receive(timeout_seconds);
+}
+
+nlohmann::json EvaluationWorker::problem_message(const char* op, const Problem& problem, std::uint64_t seed) const {
+  return {{"op", op},
+          {"family", family_.name()},
+          {"spec", family_.spec_file().value_or("")},
+          {"problem", problem.descriptor()},
+          {"seed", seed},
+          {"measure", to_json(options_)}};
+}
+
 void EvaluationWorker::set_problem(const Problem& problem, std::uint64_t seed) {
+  if (problem_pending_) {  // a problem that was never evaluated: its answer comes first
+    try {
+      receive(600);
+    } catch (const std::exception&) {
+      stop(true);
+    }
+  }
   problem_ = problem;
   seed_ = seed;
-  problem_sent_ = false;
+  problem_sent_ = problem_pending_ = false;
+  // Sent now and answered when the first config is evaluated: the worker starts and sets the
+  // problem up while the first compiles run. A worker that cannot take it gets it again then.
+  try {
+    send(problem_message("problem", problem, seed));
+    problem_sent_ = problem_pending_ = true;
+  } catch (const std::exception&) {
+    stop(true);
+  }
+}
+
+void EvaluationWorker::prepare(const Problem& next, std::uint64_t seed) {
+  if (pid_ <= 0 || problem_pending_) return;  // only alongside a problem that is set up
+  try {
+    request(problem_message("prepare", next, seed), 60);
+  } catch (const WorkerTimeout&) {
+    stop(true);
+  } catch (const WorkerLost&) {
+    stop(true);
+  }
 }
 
 Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, const Compiled& compiled,
@@ -250,17 +294,16 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
   // only fires when the worker cannot answer at all.
   const double backstop = 4 * options_.timeout_seconds + options_.max_sample_seconds + 120;
   try {
+    // Set-up time is the time the GPU waits for it, from here to its answer.
     if (!problem_sent_) {
-      const auto setup_started = std::chrono::steady_clock::now();
-      request({{"op", "problem"},
-               {"family", family_.name()},
-               {"spec", family_.spec_file().value_or("")},
-               {"problem", problem_->descriptor()},
-               {"seed", seed_},
-               {"measure", to_json(options_)}},
-              600);
-      problem_sent_ = true;
-      setup_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_started).count();
+      send(problem_message("problem", *problem_, seed_));
+      problem_sent_ = problem_pending_ = true;
+    }
+    if (problem_pending_) {
+      const auto waiting_since = std::chrono::steady_clock::now();
+      receive(600);
+      problem_pending_ = false;
+      setup_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting_since).count();
     }
     const nlohmann::json reply =
         request({{"op", "evaluate"},
@@ -304,6 +347,12 @@ int serve_worker(int device_ordinal) {
   std::optional<Space> space;
   const Family* family = nullptr;
   std::unique_ptr<SpecFamily> spec;  // a kernel spec's family, read again here from its file
+  // The next problem's host side, computed on other threads while the GPU measures this one.
+  struct Prepared {
+    std::string key;  // descriptor and seed
+    std::future<HostProblem> host;
+  };
+  std::optional<Prepared> prepared;
   try {
     device = std::make_unique<Device>(device_ordinal);
   } catch (const std::exception& e) {
@@ -311,22 +360,55 @@ int serve_worker(int device_ordinal) {
     if (read_frame(STDIN_FILENO)) write_frame(STDOUT_FILENO, {{"fatal", e.what()}});
     return 1;
   }
+  const auto resolve_family = [&](const nlohmann::json& message) {
+    const std::string spec_file = message.value("spec", "");
+    if (spec_file.empty()) {
+      family = &family_named(message.at("family").get<std::string>());
+    } else if (!spec || spec->spec_file() != spec_file) {
+      if (prepared) prepared->host.wait();  // it may be using the spec about to be replaced
+      prepared.reset();
+      spec = load_spec_family(spec_file);
+      family = spec.get();
+    } else {
+      family = spec.get();
+    }
+  };
+  const auto key_of = [](const nlohmann::json& message) {
+    return message.at("problem").dump() + "#" + std::to_string(message.at("seed").get<std::uint64_t>());
+  };
   while (auto message = read_frame(STDIN_FILENO)) {
     const std::string op = message->at("op").get<std::string>();
     try {
       if (op == "problem") {
-        const std::string spec_file = message->value("spec", "");
-        if (spec_file.empty()) {
-          family = &family_named(message->at("family").get<std::string>());
-        } else {
-          if (!spec || spec->spec_file() != spec_file) spec = load_spec_family(spec_file);
-          family = spec.get();
-        }
+        resolve_family(*message);
         space = family->space(device->limits());
         const Problem problem = family->problem_from_descriptor(message->at("problem"));
+        evaluator.reset();  // its buffers go before this problem's are allocated
         evaluator = std::make_unique<GpuEvaluator>(*device, *family, measure_options_from_json(message->at("measure")));
-        evaluator->set_problem(problem, message->at("seed").get<std::uint64_t>());
+        if (prepared && prepared->key == key_of(*message)) {
+          evaluator->set_problem(prepared->host.get());
+        } else {
+          evaluator->set_problem(problem, message->at("seed").get<std::uint64_t>());
+        }
+        prepared.reset();
         write_frame(STDOUT_FILENO, {{"ok", true}});
+      } else if (op == "prepare") {
+        // Answered at once; the work goes on while evaluations are served. Skipped when the two
+        // problems' host buffers together could crowd the machine's memory.
+        resolve_family(*message);
+        const Problem next = family->problem_from_descriptor(message->at("problem"));
+        double bytes = 0;
+        for (const auto& b : family->buffers(next)) bytes += static_cast<double>(b.bytes);
+        const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+        const bool worth_it = bytes <= memory / 8;
+        if (prepared) prepared->host.wait();
+        prepared.reset();
+        if (worth_it)
+          prepared = Prepared{key_of(*message),
+                              std::async(std::launch::async, [family = family, next, seed = message->at("seed").get<std::uint64_t>()] {
+                                return GpuEvaluator::host_problem(*family, next, seed);
+                              })};
+        write_frame(STDOUT_FILENO, {{"ok", true}, {"preparing", worth_it}});
       } else if (op == "evaluate") {
         if (!evaluator) throw Error("evaluate before problem");
         const auto& bytes = message->at("cubin").get_binary();

@@ -28,8 +28,12 @@ class EvaluationWorker {
   EvaluationWorker(const EvaluationWorker&) = delete;  // owns a child process and its pipes
   EvaluationWorker& operator=(const EvaluationWorker&) = delete;
 
-  // Remembered, and sent again to every replacement worker.
+  // Remembered, and sent again to every replacement worker. Sent at once: the worker sets it up
+  // while the first compiles run, and the first evaluate() waits for it.
   void set_problem(const Problem& problem, std::uint64_t seed);
+  // Lets the worker compute the next problem's inputs and CPU reference on other threads while it
+  // serves this problem's evaluations (once this problem is set up; nothing otherwise).
+  void prepare(const Problem& next, std::uint64_t seed);
   Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled,
                    std::optional<double> best_ms = std::nullopt);
   int restarts() const { return restarts_; }
@@ -39,7 +43,10 @@ class EvaluationWorker {
  private:
   void start();
   void stop(bool kill_now);
+  void send(const nlohmann::json& message);
+  nlohmann::json receive(double timeout_seconds);
   nlohmann::json request(const nlohmann::json& message, double timeout_seconds);
+  nlohmann::json problem_message(const char* op, const Problem& problem, std::uint64_t seed) const;
 
   int device_ordinal_;
   const Family& family_;
@@ -47,6 +54,7 @@ class EvaluationWorker {
   std::optional<Problem> problem_;
   std::uint64_t seed_ = 0;
   bool problem_sent_ = false;
+  bool problem_pending_ = false;  // sent, its answer not read yet
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   int restarts_ = 0;

@@ -192,6 +192,7 @@ int compile_only(const TuneArgs& args) {
 }
 
 int tune(const TuneArgs& args) {
+  const auto command_started = std::chrono::steady_clock::now();
   // Validate everything before the GPU or the database is touched: bad input stores nothing.
   const ChosenFamily chosen(args, "tuning");
   const Family& family = *chosen;
@@ -235,6 +236,7 @@ int tune(const TuneArgs& args) {
                            device.fingerprint().name, device.limits().arch(), options.problems.size(), options.strategy,
                            store.database().path());
   Session session(family, device, store, options);
+  const auto session_started = std::chrono::steady_clock::now();
   const SessionResult result = session.run();
 
   std::set<std::string> keys;
@@ -276,6 +278,11 @@ int tune(const TuneArgs& args) {
   } catch (const std::exception& e) {
     std::cerr << "tune: warning: no report written: " << e.what() << "\n";  // the results are stored either way
   }
+  const auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+  std::cout << fmt::format("around the run: {:.2f} s before it (driver, device, database), {:.2f} s after it "
+                           "(best table, report)\n",
+                           seconds(command_started, session_started),
+                           seconds(session_started, std::chrono::steady_clock::now()) - result.wall_seconds);
   return 0;
 }
 
