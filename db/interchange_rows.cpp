@@ -126,6 +126,7 @@ Json measurement_json(const ResultRecord& r) {
           {"error_index", optional_json(r.error_index)},
           {"verified", r.verified},
           {"cut_short", r.cut_short},
+          {"measured_on", r.measured_on},
           {"launch", parse_json_text_column(r.launch_json)},
           {"created_at", r.created_at},
           {"elapsed_s", r.elapsed_s}};
@@ -151,6 +152,7 @@ void measurement_from_json(const Json& j, ResultRecord& r) {
   if (has("error_index")) r.error_index = optional_of<std::int64_t>(j.at("error_index"));
   if (has("verified")) r.verified = j.at("verified").get<bool>();
   if (has("cut_short")) r.cut_short = j.at("cut_short").get<bool>();
+  if (has("measured_on")) r.measured_on = j.at("measured_on").get<std::string>();
   if (has("launch")) r.launch_json = j.at("launch").is_null() ? "[]" : json_text(j.at("launch"));
   if (has("created_at")) r.created_at = j.at("created_at").get<std::string>();
   if (has("elapsed_s")) r.elapsed_s = j.at("elapsed_s").get<double>();

@@ -72,6 +72,9 @@ struct ResultRecord {
   std::string launch_json;              // the plan's steps in order: launches (grid, block, shared memory) and memsets (stored_step)
   bool verified = true;                 // false: the family had no reference, so the outputs were not checked
   bool cut_short = false;               // sampling stopped early, the config clearly behind the best: a rough median
+  // The physical GPU (uuid) that measured it, when not the result's device: a multi-GPU run stores
+  // the results of same-model GPUs under one device (the run's first of that model). Empty: the device.
+  std::string measured_on;
   std::string created_at;
   double elapsed_s = 0;  // seconds since the run started when this result was stored
 };

@@ -174,6 +174,7 @@ ALTER TABLE results ADD COLUMN verified INTEGER NOT NULL DEFAULT 1;
 // Version 4 → 5.
 constexpr const char* kSchemaV4ToV5 = R"sql(
 ALTER TABLE results ADD COLUMN cut_short INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN measured_on TEXT NOT NULL DEFAULT '';
 )sql";
 
 // Problems stored before version 4: the built-in families' get their version-3 schemas, and

@@ -18,7 +18,9 @@ namespace cutune::db {
 //    element type; results.verified (0 where a kernel spec had no reference to check against).
 //    Existing problems of the seven built-in families get their schemas as they
 //    stood at version 3, and match keys and sizes derived from their descriptors.
-// 5: results.cut_short (1 where sampling stopped early, the config clearly behind the best).
+// 5: results.cut_short (1 where sampling stopped early, the config clearly behind the best) and
+//    results.measured_on (the uuid of the GPU that measured a result stored under another
+//    device of the same model by a multi-GPU run; '' for the device itself).
 inline constexpr int kSchemaVersion = 5;
 // The oldest version the lookup library reads: version 5 added nothing that lookups read.
 inline constexpr int kOldestSchemaVersionForLookups = 4;

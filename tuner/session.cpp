@@ -18,6 +18,7 @@
 #include "core/hash.hpp"
 #include "compile_pool.hpp"
 #include "evaluate.hpp"
+#include "scheduler.hpp"
 #include "worker.hpp"
 #include "strategies/strategy.hpp"
 
@@ -184,7 +185,15 @@ db::ProblemRecord problem_record(const Family& family, const Problem& problem) {
 }
 
 Session::Session(const Family& family, Device& device, db::Store& store, SessionOptions options)
-    : family_(family), device_(device), store_(store), options_(std::move(options)) {}
+    : Session(family, std::vector<Device*>{&device}, store, std::move(options)) {}
+
+Session::Session(const Family& family, std::vector<Device*> devices, db::Store& store, SessionOptions options)
+    : family_(family), devices_(std::move(devices)), device_(*devices_.at(0)), store_(store), options_(std::move(options)) {
+  for (const Device* d : devices_)
+    if (d->fingerprint().name != device_.fingerprint().name || d->limits().arch() != device_.limits().arch())
+      throw UsageError("one tuning run takes GPUs of one model: " + device_.fingerprint().name + " and " +
+                       d->fingerprint().name + " differ");
+}
 
 SessionResult Session::run() {
   InterruptGuard interrupt_guard;
@@ -192,7 +201,9 @@ SessionResult Session::run() {
   SessionResult result;
 
   // ---- device, template, run ---------------------------------------------------------------------
+  // Results of every GPU of the run go under the first: GPUs of one model share the run's work.
   const std::int64_t device_id = store_.upsert_device(device_.fingerprint());
+  for (const Device* d : devices_) store_.upsert_device(d->fingerprint());
   const std::string source = family_.source();
   const std::int64_t template_id = store_.upsert_template(family_.name(), content_hash(source), source);
   const Space space = tuning_space(family_, device_.limits(), options_.restrictions);
@@ -211,7 +222,13 @@ SessionResult Session::run() {
 
   const CompileCache cache(options_.cache_folder);
   CompilePool pool(cache, options_.compile_jobs);
-  EvaluationWorker evaluator(device_.ordinal(), family_, options_.measure);
+  std::vector<std::unique_ptr<EvaluationWorker>> workers;  // one per GPU (a GPU named twice gets two)
+  std::vector<Lane*> lanes;
+  for (const Device* d : devices_) {
+    workers.push_back(std::make_unique<EvaluationWorker>(d->ordinal(), family_, options_.measure));
+    lanes.push_back(workers.back().get());
+  }
+  result.gpus = static_cast<int>(lanes.size());
   Progress progress(options_.progress);
   const std::size_t per_problem = options_.budget.max_evals
                                       ? std::min<std::size_t>(space_size, static_cast<std::size_t>(*options_.budget.max_evals))
@@ -265,6 +282,7 @@ SessionResult Session::run() {
   }
 
   const std::uint64_t input_seed = options_.seed ^ 0x5eedULL;  // inputs: the same for every run of a seed
+  Scheduler scheduler(lanes, space);
   std::vector<TunedProblem> tuned_problems;
   for (std::size_t p = 0; p < options_.problems.size(); ++p) {
     if (stopped) break;
@@ -273,121 +291,114 @@ SessionResult Session::run() {
     tuned_problems.push_back(problem_ids[p]);
     const auto& already = measured[p];
     const Work work = family_.work(problem);
-    evaluator.set_problem(problem, input_seed);
-    bool next_prepared = p + 1 == options_.problems.size();
+    // Each GPU's worker sets the problem up now, and the next one's inputs while this one is measured.
+    scheduler.set_problem(problem, input_seed,
+                          p + 1 < options_.problems.size() ? std::optional<Problem>(options_.problems[p + 1]) : std::nullopt);
     auto& prefetched_here = prefetched[p];
 
     auto strategy = make_strategy(options_.strategy, space, options_.seed);
     std::optional<double> best_ms;
     std::string best_config;
-    std::int64_t new_evaluations = 0;
     std::size_t problem_done = 0;
+    const auto account = [&](const Observation& observation, const std::string& key) {
+      strategy->observe(observation);
+      if (observation.objective && (!best_ms || *observation.objective < *best_ms)) {
+        best_ms = observation.objective;
+        best_config = key;
+        scheduler.improve_best(*best_ms);
+      }
+      ++problem_done;
+      ++done;
+      progress.update(fmt::format("[{} {}] {}/{} configs  ETA {}  best {}", family_.name(), problem.key(), done, total,
+                                  format_duration(eta.seconds_left(problem, per_problem - problem_done) /
+                                                  static_cast<double>(lanes.size())),
+                                  best_ms ? fmt::format("{:.4f} ms ({})", *best_ms, best_config) : "none yet"),
+                      done == total);
+    };
 
     while (problem_done < per_problem && !must_stop()) {
-      const std::size_t batch_size = std::max<std::size_t>(16, 4 * static_cast<std::size_t>(options_.compile_jobs));
+      // Enough to keep every GPU and the compile pool busy.
+      const std::size_t batch_size =
+          std::max({std::size_t{16}, 4 * static_cast<std::size_t>(options_.compile_jobs), 4 * lanes.size()});
       std::vector<Config> batch = strategy->propose(std::min(batch_size, per_problem - problem_done));
       if (batch.empty()) break;
 
-      // Every unseen config's compile goes to the pool at once; each config is evaluated as soon as
-      // its cubin is ready (the first ready one in batch order), while the pool compiles the rest.
-      std::vector<std::optional<std::shared_future<Compiled>>> compiling(batch.size());
+      // Every unseen config goes to the scheduler with its compile (urgent, or a prefetch hurried);
+      // the GPUs take them as their cubins are ready, while the pool compiles the rest.
       for (std::size_t i = 0; i < batch.size(); ++i) {
         const std::string key = space.key(batch[i]);
-        if (already.count(key)) continue;
+        if (const auto it = already.find(key); it != already.end()) {
+          ++result.skipped;
+          account({batch[i], it->second, 0}, key);
+          continue;
+        }
         const CompileRequest request = compile_request(family_, source, space, batch[i], problem, device_.limits().arch());
+        std::shared_future<Compiled> compiling;
         if (const auto it = prefetched_here.find(key); it != prefetched_here.end()) {
           pool.hurry(compile_key(request));
-          compiling[i] = it->second;
+          compiling = it->second;
+          prefetched_here.erase(it);  // the scheduler's job holds it until evaluated
         } else {
-          compiling[i] = pool.submit(request, /*urgent=*/true);
+          compiling = pool.submit(request, /*urgent=*/true);
         }
+        scheduler.submit({i, batch[i], std::move(compiling)});
       }
-      std::vector<std::size_t> remaining(batch.size());
-      std::iota(remaining.begin(), remaining.end(), std::size_t{0});
 
-      while (!remaining.empty() && problem_done < per_problem) {
-        auto next = std::find_if(remaining.begin(), remaining.end(), [&](std::size_t i) {
-          return !compiling[i] || compiling[i]->wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-        });
-        if (next == remaining.end()) next = remaining.begin();
-        const std::size_t i = *next;
-        remaining.erase(next);
-        const Config& config = batch[i];
-        const std::string key = space.key(config);
-        Observation observation{config, std::nullopt, 0};
-        if (auto it = already.find(key); it != already.end()) {
-          observation.objective = it->second;
-          ++result.skipped;
-        } else {
-          if (must_stop()) break;
-          const auto waiting_started = Clock::now();
-          const Compiled& c = compiling[i]->get();
-          const auto evaluate_started = Clock::now();
-          result.compile_wait_seconds += std::chrono::duration<double>(evaluate_started - waiting_started).count();
-          const Outcome outcome = evaluator.evaluate(space, config, c, best_ms);
-          if (!next_prepared) {  // this problem is set up: the worker computes the next one's inputs meanwhile
-            evaluator.prepare(options_.problems[p + 1], input_seed);
-            next_prepared = true;
-          }
-          prefetched_here.erase(key);  // its cubin is not needed again
-          result.verify_seconds += outcome.verify_seconds;
-          result.benchmark_seconds += outcome.benchmark_seconds;
+      // Stored as they finish, by this thread alone.
+      while (auto finished = scheduler.next_finished()) {
+        if (!stopped && must_stop()) scheduler.drop_queued();  // what runs finishes and is stored
+        const Outcome& outcome = finished->outcome;
+        const std::string key = space.key(finished->config);
+        result.compile_wait_seconds += finished->compile_wait_seconds;
+        result.verify_seconds += outcome.verify_seconds;
+        result.benchmark_seconds += outcome.benchmark_seconds;
 
-          db::ResultRecord row;
-          row.run_id = result.run_id;
-          row.device_id = device_id;
-          row.template_id = template_id;
-          row.problem_id = problem_id;
-          row.config = key;
-          row.config_json = space.json(config);
-          row.status = to_string(outcome.status);
-          row.compile_s = c.seconds;
-          row.verify_s = outcome.verify_seconds;
-          row.benchmark_s = outcome.benchmark_seconds;
-          row.error = outcome.error;
-          row.error_index = outcome.error_index;
-          row.launch_json = outcome.launch_json.empty() ? "[]" : outcome.launch_json;
-          row.verified = outcome.verified;
-          row.cut_short = outcome.cut_short;
-          if (outcome.measurement) {
-            const Measurement& m = *outcome.measurement;
-            row.time_ms_median = m.median_ms;
-            row.time_ms_min = m.min_ms;
-            row.time_ms_max = m.max_ms;
-            row.time_ms_stdev = m.stdev_ms;
-            row.samples = static_cast<int>(m.samples_ms.size());
-            if (work.bytes > 0) {
-              row.gbs = work.bytes / (m.median_ms * 1e-3) / 1e9;
-              row.copy_fraction = *row.gbs / copy_gbs;
-            }
-            if (work.flops > 0) row.gflops = work.flops / (m.median_ms * 1e-3) / 1e9;
-            observation.objective = m.median_ms;
+        db::ResultRecord row;
+        row.run_id = result.run_id;
+        row.device_id = device_id;
+        row.template_id = template_id;
+        row.problem_id = problem_id;
+        row.config = key;
+        row.config_json = space.json(finished->config);
+        row.status = to_string(outcome.status);
+        row.compile_s = finished->compile_seconds;
+        row.verify_s = outcome.verify_seconds;
+        row.benchmark_s = outcome.benchmark_seconds;
+        row.error = outcome.error;
+        row.error_index = outcome.error_index;
+        row.launch_json = outcome.launch_json.empty() ? "[]" : outcome.launch_json;
+        row.verified = outcome.verified;
+        row.cut_short = outcome.cut_short;
+        const Device& measured_on = *devices_[finished->lane];
+        if (measured_on.fingerprint().uuid != device_.fingerprint().uuid) row.measured_on = measured_on.fingerprint().uuid;
+        Observation observation{finished->config, std::nullopt,
+                                finished->compile_seconds + outcome.verify_seconds + outcome.benchmark_seconds};
+        if (outcome.measurement) {
+          const Measurement& m = *outcome.measurement;
+          row.time_ms_median = m.median_ms;
+          row.time_ms_min = m.min_ms;
+          row.time_ms_max = m.max_ms;
+          row.time_ms_stdev = m.stdev_ms;
+          row.samples = static_cast<int>(m.samples_ms.size());
+          if (work.bytes > 0) {
+            row.gbs = work.bytes / (m.median_ms * 1e-3) / 1e9;
+            row.copy_fraction = *row.gbs / copy_gbs;
           }
-          row.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
-          store_.add_result(row);
-          observation.cost_seconds = c.seconds + outcome.verify_seconds + outcome.benchmark_seconds;
-          eta.record(problem, std::chrono::duration<double>(Clock::now() - waiting_started).count());
-          ++result.evaluated;
-          ++new_evaluations;
+          if (work.flops > 0) row.gflops = work.flops / (m.median_ms * 1e-3) / 1e9;
+          observation.objective = m.median_ms;
         }
-        strategy->observe(observation);
-        if (observation.objective && (!best_ms || *observation.objective < *best_ms)) {
-          best_ms = observation.objective;
-          best_config = key;
-        }
-        ++problem_done;
-        ++done;
-        progress.update(fmt::format("[{} {}] {}/{} configs  ETA {}  best {}", family_.name(), problem.key(), done, total,
-                                    format_duration(eta.seconds_left(problem, per_problem - problem_done)),
-                                    best_ms ? fmt::format("{:.4f} ms ({})", *best_ms, best_config) : "none yet"),
-                        done == total);
+        row.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+        store_.add_result(row);
+        eta.record(problem, finished->lane_seconds);
+        ++result.evaluated;
+        account(observation, key);
       }
       if (stopped) break;
     }
-    done += per_problem - problem_done;  // a strategy that ran out early
+    done += per_problem - problem_done;  // a strategy that ran out early, or a budget
   }
   progress.finish();
-  result.setup_seconds = evaluator.setup_seconds();
+  for (const Lane* lane : lanes) result.setup_seconds += lane->setup_seconds();
   result.compiles = pool.work().compiles;
   result.compile_seconds = pool.work().seconds;
   result.compile_jobs = pool.jobs();

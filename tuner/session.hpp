@@ -49,16 +49,23 @@ struct SessionResult {
   int compiles = 0, compile_jobs = 0;
   double compile_seconds = 0;
   double wall_seconds = 0;
+  int gpus = 1;  // lanes: the seconds above are summed over them (GPU-seconds)
 };
 
 class Session {
  public:
   Session(const Family& family, Device& device, db::Store& store, SessionOptions options);
+  // Several GPUs of one model (a GPU may be named twice: two workers share it) share the run: one
+  // worker each, configs handed out by queue (tuner/scheduler), every result stored under the first
+  // GPU's device with the GPU that measured it (results.measured_on). Throws UsageError when the
+  // models differ.
+  Session(const Family& family, std::vector<Device*> devices, db::Store& store, SessionOptions options);
   SessionResult run();
 
  private:
   const Family& family_;
-  Device& device_;
+  std::vector<Device*> devices_;
+  Device& device_;  // the first: its device record holds the results
   db::Store& store_;
   SessionOptions options_;
 };

@@ -17,28 +17,29 @@
 
 #include "compile.hpp"
 #include "evaluate.hpp"
+#include "scheduler.hpp"
 
 namespace cutune {
 
 // Parent side.
-class EvaluationWorker {
+class EvaluationWorker : public Lane {
  public:
   EvaluationWorker(int device_ordinal, const Family& family, MeasureOptions options);
-  ~EvaluationWorker();
+  ~EvaluationWorker() override;
   EvaluationWorker(const EvaluationWorker&) = delete;  // owns a child process and its pipes
   EvaluationWorker& operator=(const EvaluationWorker&) = delete;
 
   // Remembered, and sent again to every replacement worker. Sent at once: the worker sets it up
   // while the first compiles run, and the first evaluate() waits for it.
-  void set_problem(const Problem& problem, std::uint64_t seed);
+  void set_problem(const Problem& problem, std::uint64_t seed) override;
   // Lets the worker compute the next problem's inputs and CPU reference on other threads while it
   // serves this problem's evaluations (once this problem is set up; nothing otherwise).
-  void prepare(const Problem& next, std::uint64_t seed);
+  void prepare(const Problem& next, std::uint64_t seed) override;
   Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled,
-                   std::optional<double> best_ms = std::nullopt);
+                   std::optional<double> best_ms = std::nullopt) override;
   int restarts() const { return restarts_; }
   // Seconds spent starting workers and setting problems up in them (inputs, references, uploads).
-  double setup_seconds() const { return setup_seconds_; }
+  double setup_seconds() const override { return setup_seconds_; }
 
  private:
   void start();

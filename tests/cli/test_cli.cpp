@@ -124,6 +124,10 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel scan --device 0 --max-evals 0" + with_db), "--max-evals must be positive");
   expect_usage_error(tune("--kernel scan --device 0 --cut-ratio 0.5" + with_db), "--cut-ratio must be 0 (never) or more than 1");
   expect_usage_error(tune("--kernel scan --device 0 --cut-ratio -2" + with_db), "--cut-ratio");
+  expect_usage_error(tune("--kernel scan --device 0 --devices 0,1" + with_db), "give --device or --devices, not both");
+  expect_usage_error(tune("--kernel scan --devices 0,x" + with_db), "--devices: 'x' is not a device ordinal");
+  expect_usage_error(tune("--kernel scan --devices 0 --shard 2/2" + with_db), "--shard: shard 2 of 2 does not exist");
+  expect_usage_error(tune("--kernel scan --devices 0 --shard auto" + with_db), "--shard auto: no launcher's rank");
   expect_usage_error(tune("--kernel scan --device 0 --n banana" + with_db), "--n");
   expect_usage_error(tune("--kernel scan --compile-only --arch sm_5" + with_db), "unknown --arch");
   expect_usage_error(tune("--kernel scan --device -1" + with_db), "--device");
@@ -192,6 +196,19 @@ TEST(Cli, RestrictNarrowsTheCompiledSpace) {
   // Each of 3 k splits: 8 x 8 per thread: pad x vec x minblocks x bk; 4 x 4 per thread (1024
   // threads): pad x (bk 8 with scalar loads, bk 16 with either).
   EXPECT_EQ(compiled(regtile.out + regtile.err), 3 * (2 * 2 * 2 * 2 + 2 * 3));
+}
+
+// A shard with no problem of its own (copy has three) has nothing to do, before any GPU is needed;
+// one with problems goes on to the GPU (here: none, exit 3), its database named by its index.
+TEST(Cli, ShardsTakeEveryKthProblem) {
+  const auto folder = temp_folder();
+  const std::string db = (folder / "r{shard}.db").string();
+  const CommandRun empty = tune("--kernel copy --devices 0 --shard 5/8 --db " + db);
+  EXPECT_EQ(empty.exit_code, 0) << empty.err;
+  EXPECT_NE(empty.out.find("shard 5/8: no problem of the 3 is this shard's"), std::string::npos) << empty.out;
+  const CommandRun some = tune("--kernel copy --devices 0 --shard 1/8 --db " + db);
+  EXPECT_EQ(some.exit_code, 3) << some.err;
+  EXPECT_FALSE(std::filesystem::exists(folder / "r1.db")) << "nothing is created before the GPU is found";
 }
 
 TEST(Cli, UnwritableDatabaseIsOneLineAndExitTwo) {

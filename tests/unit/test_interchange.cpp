@@ -31,8 +31,8 @@ std::map<NaturalKey, ResultRecord> results_by_key(Store& store) {
       (SELECT uuid FROM devices WHERE id = results.device_id), (SELECT family FROM problems WHERE id = results.problem_id),
       (SELECT key FROM problems WHERE id = results.problem_id) FROM results)sql");
   std::map<NaturalKey, ResultRecord> rows;
-  // kResultColumns has 26 columns; the natural key follows.
-  while (s.step()) rows[{s.column_text(26), s.column_text(27), s.column_text(28), s.column_text(5)}] = read_result(s);
+  // kResultColumns has 27 columns; the natural key follows.
+  while (s.step()) rows[{s.column_text(27), s.column_text(28), s.column_text(29), s.column_text(5)}] = read_result(s);
   return rows;
 }
 

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <memory>
 #include <limits>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +18,7 @@
 #include "device.hpp"
 #include "family.hpp"
 #include "report.hpp"
+#include "scale_out.hpp"
 #include "simulator.hpp"
 #include "store.hpp"
 #include "spec_check.hpp"
@@ -191,12 +195,58 @@ int compile_only(const TuneArgs& args) {
   return failures ? 1 : 0;
 }
 
+// What a finished run prints: its counts, the best table, where the time went, and the report.
+void report_run(std::ostream& out, const Family& family, const Device& device, db::Store& store,
+                const SessionOptions& options, const SessionResult& result) {
+  std::set<std::string> keys;
+  for (const auto& p : options.problems) keys.insert(p.key());
+  std::vector<db::BestRow> rows;
+  for (auto& row : store.best(family.name(), device.fingerprint().uuid))
+    if (keys.count(row.problem_key)) rows.push_back(row);
+  const auto stored = store.device_by_uuid(device.fingerprint().uuid);
+  out << fmt::format("run {}: {} evaluated, {} already stored{}; measured copy bandwidth {:.0f} GB/s\n", result.run_id,
+                     result.evaluated, result.skipped,
+                     result.stop_reason.empty() ? "" : " (stopped early: " + result.stop_reason + ")",
+                     stored && stored->copy_bandwidth_gbs ? *stored->copy_bandwidth_gbs : 0.0);
+  print_best_table(out, rows);
+  // Where the wall time went, in GPU-seconds over the run's GPUs. A GPU is busy while verifying and
+  // measuring; the rest of the time it idles: waiting for a compile, while a problem is set up,
+  // between configs (module loads, launches of the verified run, storing results) and at the end.
+  const double gpu_seconds = result.wall_seconds * result.gpus;
+  const double gpu_busy = result.verify_seconds + result.benchmark_seconds;
+  const double other = gpu_seconds - gpu_busy - result.compile_wait_seconds - result.setup_seconds -
+                       result.finishing_seconds * result.gpus;
+  out << fmt::format("time: {:.1f} s in all{}; on the GPU{} {:.1f} s verifying and {:.1f} s measuring, idle {:.1f} s: "
+                     "{:.1f} s waiting for compiles, {:.1f} s setting problems up, {:.1f} s storing cubins and "
+                     "defaults, {:.1f} s between configs (loading modules, launching, storing results)\n",
+                     result.wall_seconds, result.gpus > 1 ? fmt::format(" on {} GPUs", result.gpus) : std::string(),
+                     result.gpus > 1 ? "s (GPU-seconds)" : "", result.verify_seconds, result.benchmark_seconds,
+                     gpu_seconds - gpu_busy, result.compile_wait_seconds, result.setup_seconds,
+                     result.finishing_seconds * result.gpus, other);
+  out << fmt::format("compiles: {} fresh (cache misses), {:.1f} s of NVRTC time over {} processes ({:.0f}% of "
+                     "their capacity during the run)\n",
+                     result.compiles, result.compile_seconds, result.compile_jobs,
+                     result.wall_seconds > 0 && result.compile_jobs > 0
+                         ? 100 * result.compile_seconds / (result.wall_seconds * result.compile_jobs)
+                         : 0.0);
+
+  // The report covers every run of this family on this device, so a resumed tuning shows whole.
+  const std::string folder = (std::filesystem::path(store.database().path()).parent_path() / "reports").string();
+  try {
+    sql::Database reader(store.database().path(), sql::Database::Mode::read_only);
+    const std::string path = report::write_report(reader, {stored->id, family.name(), std::nullopt}, folder);
+    out << "report: " << path << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "tune: warning: no report written: " << e.what() << "\n";  // the results are stored either way
+  }
+}
+
 int tune(const TuneArgs& args) {
   const auto command_started = std::chrono::steady_clock::now();
   // Validate everything before the GPU or the database is touched: bad input stores nothing.
   const ChosenFamily chosen(args, "tuning");
   const Family& family = *chosen;
-  if (!args.device) throw UsageError("tuning needs --device N");
+  if (!args.device && !args.devices) throw UsageError("tuning needs --device N (or --devices LIST)");
   SessionOptions options;
   options.problems = requested_problems(family, args);
   options.restrictions = args.restrictions;
@@ -221,68 +271,70 @@ int tune(const TuneArgs& args) {
     if (!(*args.cut_ratio == 0 || *args.cut_ratio > 1)) throw UsageError("--cut-ratio must be 0 (never) or more than 1");
     options.measure.cut_ratio = *args.cut_ratio;
   }
-  if (*args.device < 0) throw UsageError("--device must be 0 or more");
-  check_database_writable(database_path(args));
-  if (*args.device >= device_count())
-    throw UsageError(fmt::format("no CUDA device {} (this machine has {})", *args.device, device_count()));
-  Device device(*args.device);
-  // A spec's plans and kernel arguments are checked for this device before the database is opened.
-  if (chosen.spec())
-    check_spec_family(*chosen.spec(), tuning_space(family, device.limits(), options.restrictions), options.problems,
-                      device.limits().arch());
-  db::Store store(database_path(args));
-
-  std::cerr << fmt::format("tuning {} on {} ({}), {} problem(s), strategy {}, database {}\n", family.name(),
-                           device.fingerprint().name, device.limits().arch(), options.problems.size(), options.strategy,
-                           store.database().path());
-  Session session(family, device, store, options);
-  const auto session_started = std::chrono::steady_clock::now();
-  const SessionResult result = session.run();
-
-  std::set<std::string> keys;
-  for (const auto& p : options.problems) keys.insert(p.key());
-  std::vector<db::BestRow> rows;
-  for (auto& row : store.best(family.name(), device.fingerprint().uuid))
-    if (keys.count(row.problem_key)) rows.push_back(row);
-  const auto stored = store.device_by_uuid(device.fingerprint().uuid);
-  std::cout << fmt::format("run {}: {} evaluated, {} already stored{}; measured copy bandwidth {:.0f} GB/s\n",
-                           result.run_id, result.evaluated, result.skipped,
-                           result.stop_reason.empty() ? "" : " (stopped early: " + result.stop_reason + ")",
-                           stored && stored->copy_bandwidth_gbs ? *stored->copy_bandwidth_gbs : 0.0);
-  print_best_table(std::cout, rows);
-  // Where the wall time went. The GPU is busy while verifying and measuring; the rest of the time it
-  // idles: waiting for a compile, while a problem is set up, between configs (module loads,
-  // launches of the verified run, storing results) and at the end.
-  const double gpu_busy = result.verify_seconds + result.benchmark_seconds;
-  const double other = result.wall_seconds - gpu_busy - result.compile_wait_seconds - result.setup_seconds -
-                       result.finishing_seconds;
-  std::cout << fmt::format("time: {:.1f} s in all; on the GPU {:.1f} s verifying and {:.1f} s measuring, idle {:.1f} s: "
-                           "{:.1f} s waiting for compiles, {:.1f} s setting problems up, {:.1f} s storing cubins and "
-                           "defaults, {:.1f} s between configs (loading modules, launching, storing results)\n",
-                           result.wall_seconds, result.verify_seconds, result.benchmark_seconds,
-                           result.wall_seconds - gpu_busy, result.compile_wait_seconds, result.setup_seconds,
-                           result.finishing_seconds, other);
-  std::cout << fmt::format("compiles: {} fresh (cache misses), {:.1f} s of NVRTC time over {} processes ({:.0f}% of "
-                           "their capacity during the run)\n",
-                           result.compiles, result.compile_seconds, result.compile_jobs,
-                           result.wall_seconds > 0 && result.compile_jobs > 0
-                               ? 100 * result.compile_seconds / (result.wall_seconds * result.compile_jobs)
-                               : 0.0);
-
-  // The report covers every run of this family on this device, so a resumed tuning shows whole.
-  const std::string folder = (std::filesystem::path(store.database().path()).parent_path() / "reports").string();
-  try {
-    sql::Database reader(store.database().path(), sql::Database::Mode::read_only);
-    const std::string path = report::write_report(reader, {stored->id, family.name(), std::nullopt}, folder);
-    std::cout << "report: " << path << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "tune: warning: no report written: " << e.what() << "\n";  // the results are stored either way
+  // The GPUs: --device N, or --devices LIST; grouped by model, one tuning run per model.
+  if (args.device && args.devices) throw UsageError("give --device or --devices, not both");
+  if (args.device && *args.device < 0) throw UsageError("--device must be 0 or more");
+  if (args.devices) parse_devices(*args.devices, std::numeric_limits<int>::max());  // its form, before the GPU
+  std::optional<Shard> shard;
+  if (args.shard) {
+    shard = parse_shard(*args.shard, [](const char* name) { return std::getenv(name); });
+    const auto mine = shard_problems(options.problems.size(), *shard);
+    std::vector<Problem> kept;
+    for (const std::size_t p : mine) kept.push_back(options.problems[p]);
+    if (kept.empty()) {
+      std::cout << fmt::format("shard {}/{}: no problem of the {} is this shard's; nothing to do\n", shard->index,
+                               shard->count, options.problems.size());
+      return 0;
+    }
+    options.problems = std::move(kept);
   }
-  const auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
-  std::cout << fmt::format("around the run: {:.2f} s before it (driver, device, database), {:.2f} s after it "
-                           "(best table, report)\n",
-                           seconds(command_started, session_started),
-                           seconds(session_started, std::chrono::steady_clock::now()) - result.wall_seconds);
+  const std::string db_path = shard ? shard_database_path(database_path(args), *shard) : database_path(args);
+  check_database_writable(db_path);
+  const int available = device_count();
+  std::vector<int> ordinals;
+  if (args.devices) {
+    ordinals = parse_devices(*args.devices, available);
+  } else {
+    if (*args.device >= available) throw UsageError(fmt::format("no CUDA device {} (this machine has {})", *args.device, available));
+    ordinals = {*args.device};
+  }
+  std::map<int, std::unique_ptr<Device>> opened;
+  std::vector<std::vector<Device*>> models;  // GPUs of one model (name and architecture), in the order given
+  for (const int ordinal : ordinals) {
+    auto& device = opened[ordinal];
+    if (!device) device = std::make_unique<Device>(ordinal);
+    auto same = std::find_if(models.begin(), models.end(), [&](const auto& group) {
+      return group[0]->fingerprint().name == device->fingerprint().name && group[0]->limits().arch() == device->limits().arch();
+    });
+    if (same == models.end()) models.push_back({device.get()});
+    else same->push_back(device.get());
+  }
+  // A spec's plans and kernel arguments are checked for each model before the database is opened.
+  if (chosen.spec())
+    for (const auto& group : models)
+      check_spec_family(*chosen.spec(), tuning_space(family, group[0]->limits(), options.restrictions), options.problems,
+                        group[0]->limits().arch());
+  db::Store store(db_path);
+
+  // Models one after another: each run keeps every GPU of its model busy.
+  for (const auto& group : models) {
+    const Device& device = *group[0];
+    std::string gpus;
+    for (const Device* d : group) gpus += (gpus.empty() ? "" : ",") + std::to_string(d->ordinal());
+    std::cerr << fmt::format("tuning {} on {} ({}, GPU {}), {} problem(s){}, strategy {}, database {}\n", family.name(),
+                             device.fingerprint().name, device.limits().arch(), gpus, options.problems.size(),
+                             shard ? fmt::format(" (shard {}/{})", shard->index, shard->count) : std::string(),
+                             options.strategy, store.database().path());
+    Session session(family, group, store, options);
+    const auto session_started = std::chrono::steady_clock::now();
+    const SessionResult result = session.run();
+    report_run(std::cout, family, device, store, options, result);
+    const auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+    std::cout << fmt::format("around the run: {:.2f} s before it (driver, devices, database), {:.2f} s after it "
+                             "(best table, report)\n",
+                             seconds(command_started, session_started),
+                             seconds(session_started, std::chrono::steady_clock::now()) - result.wall_seconds);
+  }
   return 0;
 }
 

@@ -16,6 +16,8 @@ struct TuneArgs {
   std::optional<int> samples;                 // exactly this many timed samples per config
   std::optional<double> cut_ratio;            // stop sampling a config this many times behind the best; 0: never
   std::optional<int> device;
+  std::optional<std::string> devices;         // --devices 0,2,3 or all: GPUs of this host sharing the run
+  std::optional<std::string> shard;           // --shard I/K or auto: this process's share of the problems
   std::optional<std::string> type;
   std::vector<std::int64_t> sizes;
   std::vector<std::string> restrictions;  // --restrict EXPR, each a constraint on the space

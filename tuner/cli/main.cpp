@@ -30,6 +30,12 @@ int main(int argc, char** argv) {
                  "stop sampling a config once its fastest of 3 samples is over R times the best median so far, and "
                  "store it as cut short (default 2; 0: measure every config in full)");
   app.add_option("--device,-d", args.device, "CUDA device ordinal");
+  app.add_option("--devices", args.devices,
+                 "GPUs of this host that share the run, e.g. 0,2,3 or all (one worker each; GPUs of one model share "
+                 "one search, other models get their own)");
+  app.add_option("--shard", args.shard,
+                 "I/K or auto: tune every K-th problem from the I-th (auto: the rank and size from mpirun, srun or a "
+                 "Slurm job array); {shard} in --db becomes I");
   app.add_option("--type", args.type, "element type of the problems (family-specific, e.g. int32)");
   app.add_option("--n", args.sizes, "problem sizes (elements); repeat or give several")->expected(1, -1);
   app.add_option("--restrict", args.restrictions,

@@ -1,0 +1,195 @@
+// Spreading a run: the scheduler over lanes of unequal speed (simulated GPUs: no config evaluated
+// twice, none lost, every lane kept busy, a slow or broken lane holding no other back), and what
+// --devices and --shard take.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "copy.hpp"
+#include "core/error.hpp"
+#include "scale_out.hpp"
+#include "scheduler.hpp"
+
+using namespace cutune;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A GPU that takes `per_config` for every evaluation and remembers what it evaluated and when it
+// was idle while work was waiting.
+class SimulatedLane : public Lane {
+ public:
+  explicit SimulatedLane(std::chrono::microseconds per_config, bool breaks = false) : per_config_(per_config), breaks_(breaks) {}
+  void set_problem(const Problem& problem, std::uint64_t) override { problem_ = problem.key(); }
+  void prepare(const Problem& next, std::uint64_t) override { prepared_ = next.key(); }
+  Outcome evaluate(const Space& space, const Config& config, const Compiled&, std::optional<double> best_ms) override {
+    if (breaks_) throw Error("GPU worker: the problem cannot be set up");
+    std::this_thread::sleep_for(per_config_);
+    std::lock_guard lock(mutex_);
+    evaluated_.push_back(space.key(config));
+    saw_best_ = saw_best_ || best_ms.has_value();
+    Outcome o;
+    o.measurement = summarize({1.0 + static_cast<double>(evaluated_.size())});
+    return o;
+  }
+  double setup_seconds() const override { return 0; }
+
+  std::vector<std::string> evaluated() const {
+    std::lock_guard lock(mutex_);
+    return evaluated_;
+  }
+  std::string problem_, prepared_;
+  bool saw_best_ = false;
+
+ private:
+  std::chrono::microseconds per_config_;
+  bool breaks_;
+  mutable std::mutex mutex_;
+  std::vector<std::string> evaluated_;
+};
+
+std::shared_future<Compiled> compiled_now() {
+  std::promise<Compiled> p;
+  Compiled c;
+  c.ok = true;
+  p.set_value(c);
+  return p.get_future().share();
+}
+
+}  // namespace
+
+TEST(Scheduler, UnequalLanesEvaluateEveryConfigOnceAndStayBusy) {
+  const CopyFamily copy;
+  const Space space = copy.space(limits_for_arch("sm_90"));
+  const std::vector<Config> configs = space.enumerate();
+  ASSERT_GE(configs.size(), 40u);
+  // One lane 10× slower than the other two.
+  SimulatedLane fast1(std::chrono::microseconds(2000)), fast2(std::chrono::microseconds(2000)),
+      slow(std::chrono::microseconds(20000));
+  Scheduler scheduler({&fast1, &slow, &fast2}, space);
+  const auto problems = copy.problems({});
+  scheduler.set_problem(problems[0], 1, problems[1]);
+  EXPECT_EQ(fast1.problem_, problems[0].key());
+  const auto started = Clock::now();
+  for (std::size_t i = 0; i < configs.size(); ++i) scheduler.submit({i, configs[i], compiled_now()});
+  std::set<std::size_t> finished;
+  std::map<std::size_t, int> per_lane;
+  while (auto f = scheduler.next_finished()) {
+    EXPECT_TRUE(finished.insert(f->index).second) << "config " << f->index << " came back twice";
+    EXPECT_EQ(space.key(f->config), space.key(configs[f->index]));
+    ++per_lane[f->lane];
+    scheduler.improve_best(1.0);
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - started).count();
+  EXPECT_EQ(finished.size(), configs.size()) << "a config was lost";
+  std::set<std::string> everything;
+  for (const auto* lane : {&fast1, &slow, &fast2})
+    for (const auto& key : lane->evaluated()) EXPECT_TRUE(everything.insert(key).second) << key << " evaluated twice";
+  EXPECT_EQ(everything.size(), configs.size());
+  // By queue, not in thirds: the slow lane takes about a 21st (10 : 1 : 10 speeds), the fast ones the rest.
+  EXPECT_LT(per_lane[1], static_cast<int>(configs.size()) / 5) << "the slow lane held work the fast ones could have done";
+  EXPECT_GT(per_lane[0], static_cast<int>(configs.size()) / 3);
+  EXPECT_GT(per_lane[2], static_cast<int>(configs.size()) / 3);
+  // Busy: the whole ran in about the fast lanes' time (each does ~10/21 of the configs at 2 ms),
+  // far under the slow lane's third at 20 ms each, which fixed shares would have waited for.
+  const double thirds = static_cast<double>(configs.size()) / 3 * 0.020;
+  EXPECT_LT(wall, 0.5 * thirds) << "fixed shares would take " << thirds << " s";
+  // Every lane was told to prepare the next problem after its first evaluation; lanes saw the best.
+  EXPECT_EQ(fast1.prepared_, problems[1].key());
+  EXPECT_EQ(slow.prepared_, problems[1].key());
+  EXPECT_TRUE(fast2.saw_best_ || fast1.saw_best_);
+}
+
+TEST(Scheduler, ConfigsWhoseCubinIsReadyGoFirst) {
+  const CopyFamily copy;
+  const Space space = copy.space(limits_for_arch("sm_90"));
+  const std::vector<Config> configs = space.enumerate();
+  SimulatedLane lane(std::chrono::microseconds(100));
+  Scheduler scheduler({&lane}, space);
+  scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
+  std::promise<Compiled> slow_compile;
+  scheduler.submit({0, configs[0], slow_compile.get_future().share()});
+  scheduler.submit({1, configs[1], compiled_now()});
+  scheduler.submit({2, configs[2], compiled_now()});
+  std::vector<std::size_t> order;
+  for (int i = 0; i < 2; ++i) order.push_back(scheduler.next_finished()->index);
+  Compiled c;
+  c.ok = true;
+  slow_compile.set_value(c);
+  order.push_back(scheduler.next_finished()->index);
+  EXPECT_EQ(order, (std::vector<std::size_t>{1, 2, 0}));
+  EXPECT_FALSE(scheduler.next_finished());
+}
+
+TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
+  const CopyFamily copy;
+  const Space space = copy.space(limits_for_arch("sm_90"));
+  const std::vector<Config> configs = space.enumerate();
+  {
+    SimulatedLane lane(std::chrono::microseconds(20000));
+    Scheduler scheduler({&lane}, space);
+    scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
+    for (std::size_t i = 0; i < 10; ++i) scheduler.submit({i, configs[i], compiled_now()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const std::size_t dropped = scheduler.drop_queued();
+    std::size_t came_back = 0;
+    while (scheduler.next_finished()) ++came_back;
+    EXPECT_EQ(came_back + dropped, 10u);
+    EXPECT_EQ(lane.evaluated().size(), came_back);
+  }
+  SimulatedLane good(std::chrono::microseconds(1000)), broken(std::chrono::microseconds(1000), /*breaks=*/true);
+  Scheduler scheduler({&good, &broken}, space);
+  scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
+  for (std::size_t i = 0; i < 10; ++i) scheduler.submit({i, configs[i], compiled_now()});
+  EXPECT_THROW(
+      {
+        while (scheduler.next_finished()) {
+        }
+      },
+      Error);
+}
+
+TEST(ScaleOut, DevicesAreAListOrAll) {
+  EXPECT_EQ(parse_devices("0,2,3", 4), (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(parse_devices("all", 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(parse_devices("0,0", 1), (std::vector<int>{0, 0}));  // two workers on one GPU
+  for (const char* bad : {"", "0,", "a", "-1", "1.5", "0;1"}) EXPECT_THROW(parse_devices(bad, 4), UsageError) << bad;
+  EXPECT_THROW(parse_devices("4", 4), UsageError);
+  EXPECT_THROW(parse_devices("all", 0), UsageError);
+}
+
+TEST(ScaleOut, ShardsFromTextOrTheLaunchersEnvironment) {
+  const auto none = [](const char*) -> const char* { return nullptr; };
+  EXPECT_EQ(parse_shard("1/4", none), (Shard{1, 4}));
+  for (const char* bad : {"4/4", "-1/2", "1/0", "1", "a/b", "1/2/3", "auto"})
+    EXPECT_THROW(parse_shard(bad, none), UsageError) << bad;
+  const auto env = [](std::map<std::string, std::string> vars) {
+    return [vars = std::move(vars)](const char* name) -> const char* {
+      const auto it = vars.find(name);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
+  };
+  EXPECT_EQ(parse_shard("auto", env({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}})), (Shard{1, 2}));
+  EXPECT_EQ(parse_shard("auto", env({{"PMI_RANK", "3"}, {"PMI_SIZE", "8"}})), (Shard{3, 8}));
+  EXPECT_EQ(parse_shard("auto", env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}})), (Shard{0, 4}));
+  EXPECT_EQ(parse_shard("auto", env({{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_COUNT", "4"},
+                                     {"SLURM_ARRAY_TASK_MIN", "5"}})),
+            (Shard{2, 4}));
+  EXPECT_THROW(parse_shard("auto", env({{"OMPI_COMM_WORLD_RANK", "x"}, {"OMPI_COMM_WORLD_SIZE", "2"}})), UsageError);
+  EXPECT_THROW(parse_shard("auto", env({{"SLURM_PROCID", "4"}, {"SLURM_NTASKS", "4"}})), UsageError);
+}
+
+TEST(ScaleOut, ShardsSplitTheProblemsWithoutOverlap) {
+  std::vector<int> seen(11, 0);
+  for (int i = 0; i < 3; ++i)
+    for (const std::size_t p : shard_problems(11, Shard{i, 3})) ++seen[p];
+  EXPECT_EQ(seen, std::vector<int>(11, 1));
+  EXPECT_EQ(shard_problems(2, Shard{3, 4}), std::vector<std::size_t>{});
+  EXPECT_EQ(shard_database_path("/local/r{shard}.db", Shard{2, 4}), "/local/r2.db");
+  EXPECT_EQ(shard_database_path("/local/r.db", Shard{2, 4}), "/local/r.db");
+}
