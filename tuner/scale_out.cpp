@@ -49,9 +49,10 @@ Shard parse_shard(const std::string& text, const std::function<const char*(const
                                              " are not a rank and a size");
       return Shard{static_cast<int>(*index), static_cast<int>(*count)};
     };
+    // MPI launchers first (only they set theirs), then a job array (its batch script also has
+    // SLURM_PROCID=0 of 1 task), then srun's tasks.
     std::optional<Shard> found = read("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE");
     if (!found) found = read("PMI_RANK", "PMI_SIZE");
-    if (!found) found = read("SLURM_PROCID", "SLURM_NTASKS");
     if (!found) {
       if (auto array = read("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT")) {
         const char* minimum = getenv("SLURM_ARRAY_TASK_MIN");
@@ -61,6 +62,7 @@ Shard parse_shard(const std::string& text, const std::function<const char*(const
         found = array;
       }
     }
+    if (!found) found = read("SLURM_PROCID", "SLURM_NTASKS");
     if (!found)
       throw UsageError("--shard auto: no launcher's rank in the environment (Open MPI, PMI, srun or a Slurm job array)");
     shard = *found;

@@ -19,10 +19,10 @@ struct Shard {
   bool operator==(const Shard&) const = default;
 };
 
-// "I/K" with 0 <= I < K, or "auto": the launcher's rank and size from the environment (Open MPI's
-// OMPI_COMM_WORLD_RANK/SIZE, MPICH's and Intel MPI's PMI_RANK/PMI_SIZE, srun's
-// SLURM_PROCID/SLURM_NTASKS, a Slurm job array's SLURM_ARRAY_TASK_ID from SLURM_ARRAY_TASK_MIN
-// over SLURM_ARRAY_TASK_COUNT). `getenv` reads the environment (tests pass their own). Throws
+// "I/K" with 0 <= I < K, or "auto": the launcher's rank and size from the environment, the first
+// found of Open MPI's OMPI_COMM_WORLD_RANK/SIZE, MPICH's and Intel MPI's PMI_RANK/PMI_SIZE, a Slurm
+// job array's SLURM_ARRAY_TASK_ID from SLURM_ARRAY_TASK_MIN over SLURM_ARRAY_TASK_COUNT, and srun's
+// SLURM_PROCID/SLURM_NTASKS. `getenv` reads the environment (tests pass their own). Throws
 // UsageError when the text or the environment says nothing usable.
 Shard parse_shard(const std::string& text, const std::function<const char*(const char*)>& getenv);
 

@@ -35,12 +35,12 @@ void Scheduler::set_problem(const Problem& problem, std::uint64_t seed, const st
   prepared_.assign(lanes_.size(), !next.has_value());
 }
 
-void Scheduler::submit(Job job) {
+void Scheduler::submit(std::vector<Job> jobs) {
   {
     std::lock_guard lock(mutex_);
-    queue_.push_back(std::move(job));
+    for (Job& job : jobs) queue_.push_back(std::move(job));
   }
-  work_ready_.notify_one();
+  work_ready_.notify_all();
 }
 
 std::optional<Scheduler::Finished> Scheduler::next_finished() {

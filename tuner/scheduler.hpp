@@ -62,7 +62,8 @@ class Scheduler {
   // With nothing queued or running: every lane gets the problem, and prepares `next` (if any)
   // after its first evaluation of this one. The best time so far starts over.
   void set_problem(const Problem& problem, std::uint64_t seed, const std::optional<Problem>& next);
-  void submit(Job job);
+  // A batch's jobs at once, so that a free lane chooses among all of them.
+  void submit(std::vector<Job> jobs);
   // The next finished evaluation, in the order they finish; nullopt once nothing is queued or
   // running. Rethrows what broke a lane outside any outcome (a problem that cannot be set up),
   // after dropping the queue.

@@ -325,6 +325,7 @@ SessionResult Session::run() {
 
       // Every unseen config goes to the scheduler with its compile (urgent, or a prefetch hurried);
       // the GPUs take them as their cubins are ready, while the pool compiles the rest.
+      std::vector<Scheduler::Job> jobs;
       for (std::size_t i = 0; i < batch.size(); ++i) {
         const std::string key = space.key(batch[i]);
         if (const auto it = already.find(key); it != already.end()) {
@@ -341,8 +342,9 @@ SessionResult Session::run() {
         } else {
           compiling = pool.submit(request, /*urgent=*/true);
         }
-        scheduler.submit({i, batch[i], std::move(compiling)});
+        jobs.push_back({i, batch[i], std::move(compiling)});
       }
+      scheduler.submit(std::move(jobs));
 
       // Stored as they finish, by this thread alone.
       while (auto finished = scheduler.next_finished()) {

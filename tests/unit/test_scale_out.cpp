@@ -76,7 +76,9 @@ TEST(Scheduler, UnequalLanesEvaluateEveryConfigOnceAndStayBusy) {
   scheduler.set_problem(problems[0], 1, problems[1]);
   EXPECT_EQ(fast1.problem_, problems[0].key());
   const auto started = Clock::now();
-  for (std::size_t i = 0; i < configs.size(); ++i) scheduler.submit({i, configs[i], compiled_now()});
+  std::vector<Scheduler::Job> jobs;
+  for (std::size_t i = 0; i < configs.size(); ++i) jobs.push_back({i, configs[i], compiled_now()});
+  scheduler.submit(std::move(jobs));
   std::set<std::size_t> finished;
   std::map<std::size_t, int> per_lane;
   while (auto f = scheduler.next_finished()) {
@@ -113,9 +115,11 @@ TEST(Scheduler, ConfigsWhoseCubinIsReadyGoFirst) {
   Scheduler scheduler({&lane}, space);
   scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
   std::promise<Compiled> slow_compile;
-  scheduler.submit({0, configs[0], slow_compile.get_future().share()});
-  scheduler.submit({1, configs[1], compiled_now()});
-  scheduler.submit({2, configs[2], compiled_now()});
+  std::vector<Scheduler::Job> jobs;
+  jobs.push_back({0, configs[0], slow_compile.get_future().share()});
+  jobs.push_back({1, configs[1], compiled_now()});
+  jobs.push_back({2, configs[2], compiled_now()});
+  scheduler.submit(std::move(jobs));
   std::vector<std::size_t> order;
   for (int i = 0; i < 2; ++i) order.push_back(scheduler.next_finished()->index);
   Compiled c;
@@ -134,7 +138,9 @@ TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
     SimulatedLane lane(std::chrono::microseconds(20000));
     Scheduler scheduler({&lane}, space);
     scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
-    for (std::size_t i = 0; i < 10; ++i) scheduler.submit({i, configs[i], compiled_now()});
+    std::vector<Scheduler::Job> jobs;
+    for (std::size_t i = 0; i < 10; ++i) jobs.push_back({i, configs[i], compiled_now()});
+    scheduler.submit(std::move(jobs));
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const std::size_t dropped = scheduler.drop_queued();
     std::size_t came_back = 0;
@@ -145,7 +151,9 @@ TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
   SimulatedLane good(std::chrono::microseconds(1000)), broken(std::chrono::microseconds(1000), /*breaks=*/true);
   Scheduler scheduler({&good, &broken}, space);
   scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
-  for (std::size_t i = 0; i < 10; ++i) scheduler.submit({i, configs[i], compiled_now()});
+  std::vector<Scheduler::Job> jobs;
+  for (std::size_t i = 0; i < 10; ++i) jobs.push_back({i, configs[i], compiled_now()});
+  scheduler.submit(std::move(jobs));
   EXPECT_THROW(
       {
         while (scheduler.next_finished()) {
@@ -180,6 +188,10 @@ TEST(ScaleOut, ShardsFromTextOrTheLaunchersEnvironment) {
   EXPECT_EQ(parse_shard("auto", env({{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_COUNT", "4"},
                                      {"SLURM_ARRAY_TASK_MIN", "5"}})),
             (Shard{2, 4}));
+  // A job array's batch script also says it is task 0 of 1: the array decides.
+  EXPECT_EQ(parse_shard("auto", env({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_COUNT", "4"},
+                                     {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}})),
+            (Shard{3, 4}));
   EXPECT_THROW(parse_shard("auto", env({{"OMPI_COMM_WORLD_RANK", "x"}, {"OMPI_COMM_WORLD_SIZE", "2"}})), UsageError);
   EXPECT_THROW(parse_shard("auto", env({{"SLURM_PROCID", "4"}, {"SLURM_NTASKS", "4"}})), UsageError);
 }
