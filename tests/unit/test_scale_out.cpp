@@ -61,6 +61,13 @@ std::shared_future<Compiled> compiled_now() {
   return p.get_future().share();
 }
 
+// The first `count` configs as one batch, their cubins ready.
+void submit_ready(Scheduler& scheduler, const std::vector<Config>& configs, std::size_t count) {
+  std::vector<Scheduler::Job> jobs;
+  for (std::size_t i = 0; i < count; ++i) jobs.push_back({i, configs[i], compiled_now()});
+  scheduler.submit(std::move(jobs));
+}
+
 }  // namespace
 
 TEST(Scheduler, UnequalLanesEvaluateEveryConfigOnceAndStayBusy) {
@@ -76,9 +83,7 @@ TEST(Scheduler, UnequalLanesEvaluateEveryConfigOnceAndStayBusy) {
   scheduler.set_problem(problems[0], 1, problems[1]);
   EXPECT_EQ(fast1.problem_, problems[0].key());
   const auto started = Clock::now();
-  std::vector<Scheduler::Job> jobs;
-  for (std::size_t i = 0; i < configs.size(); ++i) jobs.push_back({i, configs[i], compiled_now()});
-  scheduler.submit(std::move(jobs));
+  submit_ready(scheduler, configs, configs.size());
   std::set<std::size_t> finished;
   std::map<std::size_t, int> per_lane;
   while (auto f = scheduler.next_finished()) {
@@ -138,9 +143,7 @@ TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
     SimulatedLane lane(std::chrono::microseconds(20000));
     Scheduler scheduler({&lane}, space);
     scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
-    std::vector<Scheduler::Job> jobs;
-    for (std::size_t i = 0; i < 10; ++i) jobs.push_back({i, configs[i], compiled_now()});
-    scheduler.submit(std::move(jobs));
+    submit_ready(scheduler, configs, 10);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const std::size_t dropped = scheduler.drop_queued();
     std::size_t came_back = 0;
@@ -151,9 +154,7 @@ TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
   SimulatedLane good(std::chrono::microseconds(1000)), broken(std::chrono::microseconds(1000), /*breaks=*/true);
   Scheduler scheduler({&good, &broken}, space);
   scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
-  std::vector<Scheduler::Job> jobs;
-  for (std::size_t i = 0; i < 10; ++i) jobs.push_back({i, configs[i], compiled_now()});
-  scheduler.submit(std::move(jobs));
+  submit_ready(scheduler, configs, 10);
   EXPECT_THROW(
       {
         while (scheduler.next_finished()) {
