@@ -29,31 +29,10 @@ void Scheduler::set_problem(const Problem& problem, std::uint64_t seed, const st
   std::lock_guard lock(mutex_);
   if (!queue_.empty() || running_ > 0) throw Error("Scheduler::set_problem while configs are queued or running");
   for (Lane* lane : lanes_) lane->set_problem(problem, seed);  // the lanes' threads are idle
-  problem_ = problem;
   best_ms_.reset();
   next_problem_ = next;
   seed_ = seed;
   prepared_.assign(lanes_.size(), !next.has_value());
-}
-
-std::size_t Scheduler::lanes() const {
-  std::lock_guard lock(mutex_);
-  return lanes_.size();
-}
-
-void Scheduler::add_lane(Lane* lane) {
-  std::optional<Problem> problem;
-  {
-    std::lock_guard lock(mutex_);
-    problem = problem_;
-  }
-  if (!problem) throw Error("Scheduler::add_lane before set_problem");
-  lane->set_problem(*problem, seed_);  // outside the lock: the other lanes go on meanwhile
-  std::lock_guard lock(mutex_);
-  lanes_.push_back(lane);
-  prepared_.push_back(true);  // the next problem is prepared by the lanes that had this one first
-  const std::size_t index = lanes_.size() - 1;
-  threads_.emplace_back([this, index] { serve(index); });
 }
 
 void Scheduler::submit(std::vector<Job> jobs) {
@@ -91,11 +70,6 @@ void Scheduler::improve_best(double ms) {
 }
 
 void Scheduler::serve(std::size_t lane) {
-  Lane* self = nullptr;
-  {
-    std::lock_guard lock(mutex_);
-    self = lanes_[lane];
-  }
   while (true) {
     Job job;
     std::optional<double> best;
@@ -115,7 +89,6 @@ void Scheduler::serve(std::size_t lane) {
     Finished done;
     done.index = job.index;
     done.lane = lane;
-    done.by = self;
     const auto started = Clock::now();
     try {
       const Compiled& compiled = job.compiled.get();
@@ -125,7 +98,7 @@ void Scheduler::serve(std::size_t lane) {
         std::lock_guard lock(mutex_);
         best = best_ms_;
       }
-      done.outcome = self->evaluate(space_, job.config, compiled, best);
+      done.outcome = lanes_[lane]->evaluate(space_, job.config, compiled, best);
       bool prepare_now = false;
       std::optional<Problem> next;
       {
@@ -134,7 +107,7 @@ void Scheduler::serve(std::size_t lane) {
         prepared_[lane] = true;
         next = next_problem_;
       }
-      if (prepare_now && next) self->prepare(*next, seed_);
+      if (prepare_now && next) lanes_[lane]->prepare(*next, seed_);
     } catch (...) {
       // Broken outside what an outcome reports (the worker answered with a fatal error, the compile
       // pool stopped): the session ends with the reason.

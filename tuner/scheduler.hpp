@@ -46,8 +46,7 @@ class Scheduler {
     Config config;
     double compile_seconds = 0;       // what its cubin cost (a cache hit: the look-up)
     Outcome outcome;
-    std::size_t lane = 0;             // in the order the scheduler got its lanes
-    const Lane* by = nullptr;         // the lane itself
+    std::size_t lane = 0;
     double compile_wait_seconds = 0;  // the lane idle, waiting for the cubin
     double lane_seconds = 0;          // the lane's time on it, waiting included
     std::exception_ptr failure;       // the worker could not evaluate at all (its problem set-up failed)
@@ -58,10 +57,7 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;  // owns threads
   Scheduler& operator=(const Scheduler&) = delete;
 
-  std::size_t lanes() const;
-  // Another lane joins (a GPU that has finished its own problems): it is given the current problem
-  // and takes queued configs from then on.
-  void add_lane(Lane* lane);
+  std::size_t lanes() const { return lanes_.size(); }
 
   // With nothing queued or running: every lane gets the problem, and prepares `next` (if any)
   // after its first evaluation of this one. The best time so far starts over.
@@ -81,15 +77,15 @@ class Scheduler {
  private:
   void serve(std::size_t lane);
 
-  std::vector<Lane*> lanes_;  // grows under mutex_; each thread reads its own once
+  std::vector<Lane*> lanes_;
   const Space& space_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable work_ready_, finished_ready_;
   std::deque<Job> queue_;
   std::deque<Finished> finished_;
   std::size_t running_ = 0;
   std::optional<double> best_ms_;
-  std::optional<Problem> problem_, next_problem_;
+  std::optional<Problem> next_problem_;
   std::uint64_t seed_ = 0;
   std::vector<bool> prepared_;  // per lane: told about the next problem
   bool stopping_ = false;

@@ -4,13 +4,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <limits>
-#include <list>
-#include <mutex>
-#include <thread>
 #include <chrono>
 #include <csignal>
 #include <iostream>
@@ -169,82 +162,6 @@ void store_best_cubins(db::Store& store, const Family& family, const Space& spac
   }
 }
 
-// Several GPUs and several problems: each GPU takes the next whole problem, largest first, so each
-// problem is set up on one GPU and no GPU waits at the end of another's generation; a GPU that
-// finds no problem left joins the running one with the most configs to go (worth its set-up).
-// `run_problem` runs on a thread of its own per problem; after a failure no problem starts, and the
-// first failure is rethrown once the running ones have ended.
-void run_side_by_side(const std::vector<Lane*>& lanes, const std::vector<Problem>& problems,
-                      const std::function<void(std::size_t, Scheduler&, std::atomic<std::size_t>&)>& run_problem,
-                      const Space& space, std::uint64_t seed, const std::function<bool()>& should_stop) {
-  constexpr std::size_t kWorthJoining = 8;  // configs to go
-  struct Running {
-    std::size_t problem = 0;
-    std::unique_ptr<Scheduler> scheduler;
-    std::vector<Lane*> lanes;
-    std::atomic<std::size_t> left{std::numeric_limits<std::size_t>::max()};
-    std::atomic<bool> finished{false};
-    std::thread thread;
-  };
-  std::vector<std::size_t> order(problems.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return problems[a].size() > problems[b].size(); });
-
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::exception_ptr failure;
-  std::list<Running> running;  // stable addresses: threads refer to their entry
-  std::deque<Lane*> idle(lanes.begin(), lanes.end());
-  std::size_t next = 0;
-  while (true) {
-    while (!idle.empty()) {
-      Lane* lane = idle.front();
-      if (next < order.size() && !failure && !should_stop()) {
-        Running& r = running.emplace_back();
-        r.problem = order[next++];
-        r.lanes = {lane};
-        r.scheduler = std::make_unique<Scheduler>(r.lanes, space);
-        r.scheduler->set_problem(problems[r.problem], seed, std::nullopt);
-        r.thread = std::thread([&, entry = &r] {
-          try {
-            run_problem(entry->problem, *entry->scheduler, entry->left);
-          } catch (...) {
-            std::lock_guard lock(mutex);
-            if (!failure) failure = std::current_exception();
-          }
-          std::lock_guard lock(mutex);
-          entry->finished = true;
-          changed.notify_all();
-        });
-        idle.pop_front();
-        continue;
-      }
-      Running* target = nullptr;
-      for (Running& r : running)
-        if (!r.finished && r.left >= kWorthJoining && (!target || r.left > target->left)) target = &r;
-      if (!target || failure) break;
-      target->scheduler->add_lane(lane);
-      target->lanes.push_back(lane);
-      idle.pop_front();
-    }
-    std::unique_lock lock(mutex);
-    if (running.empty()) break;
-    changed.wait(lock, [&] { return std::any_of(running.begin(), running.end(), [](const Running& r) { return r.finished.load(); }); });
-    lock.unlock();
-    for (auto it = running.begin(); it != running.end();) {
-      if (!it->finished) {
-        ++it;
-        continue;
-      }
-      it->thread.join();
-      it->scheduler.reset();  // its lane threads end here
-      for (Lane* lane : it->lanes) idle.push_back(lane);
-      it = running.erase(it);
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
-}
-
 }  // namespace
 
 Space tuning_space(const Family& family, const DeviceLimits& limits, const std::vector<std::string>& restrictions) {
@@ -312,8 +229,6 @@ SessionResult Session::run() {
     lanes.push_back(workers.back().get());
   }
   result.gpus = static_cast<int>(lanes.size());
-  std::map<const Lane*, const Device*> device_of;  // the GPU that measured a result
-  for (std::size_t i = 0; i < lanes.size(); ++i) device_of[lanes[i]] = devices_[i];
   Progress progress(options_.progress);
   const std::size_t per_problem = options_.budget.max_evals
                                       ? std::min<std::size_t>(space_size, static_cast<std::size_t>(*options_.budget.max_evals))
@@ -367,33 +282,24 @@ SessionResult Session::run() {
   }
 
   const std::uint64_t input_seed = options_.seed ^ 0x5eedULL;  // inputs: the same for every run of a seed
-
-  // What the problems share when several run side by side: the store (one connection, one writer at
-  // a time), the counts, the progress line and the stop conditions.
-  std::mutex shared;
+  Scheduler scheduler(lanes, space);
   std::vector<TunedProblem> tuned_problems;
-  const auto should_stop = [&] {
-    std::lock_guard lock(shared);
-    return stopped || must_stop();
-  };
-
-  // One problem's search on the GPUs of `scheduler`; `left` tells how many configs it has to go.
-  const auto run_problem = [&](std::size_t p, Scheduler& scheduler, std::atomic<std::size_t>& left) {
+  for (std::size_t p = 0; p < options_.problems.size(); ++p) {
+    if (stopped) break;
     const Problem& problem = options_.problems[p];
     const std::int64_t problem_id = problem_ids[p].problem_id;
-    {
-      std::lock_guard lock(shared);
-      tuned_problems.push_back(problem_ids[p]);
-    }
+    tuned_problems.push_back(problem_ids[p]);
     const auto& already = measured[p];
     const Work work = family_.work(problem);
+    // Each GPU's worker sets the problem up now, and the next one's inputs while this one is measured.
+    scheduler.set_problem(problem, input_seed,
+                          p + 1 < options_.problems.size() ? std::optional<Problem>(options_.problems[p + 1]) : std::nullopt);
     auto& prefetched_here = prefetched[p];
 
     auto strategy = make_strategy(options_.strategy, space, options_.seed);
     std::optional<double> best_ms;
     std::string best_config;
     std::size_t problem_done = 0;
-    left = per_problem;
     const auto account = [&](const Observation& observation, const std::string& key) {
       strategy->observe(observation);
       if (observation.objective && (!best_ms || *observation.objective < *best_ms)) {
@@ -402,8 +308,6 @@ SessionResult Session::run() {
         scheduler.improve_best(*best_ms);
       }
       ++problem_done;
-      left = per_problem - problem_done;
-      std::lock_guard lock(shared);
       ++done;
       progress.update(fmt::format("[{} {}] {}/{} configs  ETA {}  best {}", family_.name(), problem.key(), done, total,
                                   format_duration(eta.seconds_left(problem, per_problem - problem_done) /
@@ -412,8 +316,7 @@ SessionResult Session::run() {
                       done == total);
     };
 
-    bool stopping = false;
-    while (problem_done < per_problem && !(stopping = should_stop())) {
+    while (problem_done < per_problem && !must_stop()) {
       // Enough to keep every GPU and the compile pool busy.
       const std::size_t batch_size =
           std::max({std::size_t{16}, 4 * static_cast<std::size_t>(options_.compile_jobs), 4 * lanes.size()});
@@ -426,10 +329,7 @@ SessionResult Session::run() {
       for (std::size_t i = 0; i < batch.size(); ++i) {
         const std::string key = space.key(batch[i]);
         if (const auto it = already.find(key); it != already.end()) {
-          {
-            std::lock_guard lock(shared);
-            ++result.skipped;
-          }
+          ++result.skipped;
           account({batch[i], it->second, 0}, key);
           continue;
         }
@@ -446,11 +346,14 @@ SessionResult Session::run() {
       }
       scheduler.submit(std::move(jobs));
 
-      // Stored as they finish.
+      // Stored as they finish, by this thread alone.
       while (auto finished = scheduler.next_finished()) {
-        if (!stopping && (stopping = should_stop())) scheduler.drop_queued();  // what runs finishes and is stored
+        if (!stopped && must_stop()) scheduler.drop_queued();  // what runs finishes and is stored
         const Outcome& outcome = finished->outcome;
         const std::string key = space.key(finished->config);
+        result.compile_wait_seconds += finished->compile_wait_seconds;
+        result.verify_seconds += outcome.verify_seconds;
+        result.benchmark_seconds += outcome.benchmark_seconds;
 
         db::ResultRecord row;
         row.run_id = result.run_id;
@@ -468,7 +371,7 @@ SessionResult Session::run() {
         row.launch_json = outcome.launch_json.empty() ? "[]" : outcome.launch_json;
         row.verified = outcome.verified;
         row.cut_short = outcome.cut_short;
-        const Device& measured_on = *device_of.at(finished->by);
+        const Device& measured_on = *devices_[finished->lane];
         if (measured_on.fingerprint().uuid != device_.fingerprint().uuid) row.measured_on = measured_on.fingerprint().uuid;
         Observation observation{finished->config, std::nullopt,
                                 finished->compile_seconds + outcome.verify_seconds + outcome.benchmark_seconds};
@@ -486,39 +389,15 @@ SessionResult Session::run() {
           if (work.flops > 0) row.gflops = work.flops / (m.median_ms * 1e-3) / 1e9;
           observation.objective = m.median_ms;
         }
-        {
-          std::lock_guard lock(shared);
-          result.compile_wait_seconds += finished->compile_wait_seconds;
-          result.verify_seconds += outcome.verify_seconds;
-          result.benchmark_seconds += outcome.benchmark_seconds;
-          row.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
-          store_.add_result(row);
-          eta.record(problem, finished->lane_seconds);
-          ++result.evaluated;
-        }
+        row.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+        store_.add_result(row);
+        eta.record(problem, finished->lane_seconds);
+        ++result.evaluated;
         account(observation, key);
       }
-      if (stopping) break;
+      if (stopped) break;
     }
-    left = 0;
-    std::lock_guard lock(shared);
     done += per_problem - problem_done;  // a strategy that ran out early, or a budget
-  };
-
-  if (lanes.size() == 1 || options_.problems.size() == 1) {
-    // In order, every GPU on each problem. Each GPU's worker sets a problem up as it starts, and
-    // the next one's inputs while this one is measured.
-    Scheduler scheduler(lanes, space);
-    std::atomic<std::size_t> left{0};
-    for (std::size_t p = 0; p < options_.problems.size() && !should_stop(); ++p) {
-      scheduler.set_problem(options_.problems[p], input_seed,
-                            p + 1 < options_.problems.size() ? std::optional<Problem>(options_.problems[p + 1]) : std::nullopt);
-      run_problem(p, scheduler, left);
-    }
-  } else {
-    run_side_by_side(lanes, options_.problems, [&](std::size_t p, Scheduler& scheduler, std::atomic<std::size_t>& left) {
-      run_problem(p, scheduler, left);
-    }, space, input_seed, should_stop);
   }
   progress.finish();
   for (const Lane* lane : lanes) result.setup_seconds += lane->setup_seconds();
