@@ -346,7 +346,7 @@ std::vector<Step> SpecFamily::steps_for(const std::vector<SpecStep>& steps, cons
         const SpecBuffer& b = buffer_named(*a.buffer);
         const std::int64_t offset = a.element_offset ? evaluate(*a.element_offset, values, problem, config) : 0;
         const auto bytes = static_cast<std::int64_t>(element_type(buffer_type(b, problem), kAllTypes).bytes);
-        launch.args.push_back(BufferArg{*a.buffer, offset * bytes});
+        launch.args.emplace_back(std::in_place_type<BufferArg>, BufferArg{*a.buffer, offset * bytes});
         continue;
       }
       const std::string where = l.where + ": argument '" + a.text + "'";

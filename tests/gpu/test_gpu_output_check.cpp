@@ -51,7 +51,7 @@ TEST(GpuOutputCheck, AgreesWithTheHostRuleOnPlantedErrors) {
   std::mt19937_64 rng(5);
   // Sizes below, at and beyond one grid's worth of threads (8192 blocks of 256).
   for (const std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{8192} * 256 + 17}) {
-    for (const Typed t : {Typed{"int32", 4}, Typed{"uint32", 4}, Typed{"int64", 8}, Typed{"uint64", 8}, Typed{"float32", 4},
+    for (const Typed& t : {Typed{"int32", 4}, Typed{"uint32", 4}, Typed{"int64", 8}, Typed{"uint64", 8}, Typed{"float32", 4},
                           Typed{"float64", 8}}) {
       for (const bool exact : {true, false}) {
         if (exact == false && !t.type.starts_with("float")) continue;

@@ -156,8 +156,11 @@ TEST(GpuSpec, APlantedWrongVariantIsRejectedByTheGpuReference) {
   // Every other config passes both checks — the second after many timed runs, each of which
   // read and wrote y: so y was restored before every one.
   EXPECT_EQ(expect_rejected_exactly(rows, {"block_size_x=128"}, 0), 1);
-  for (const auto& r : rows)
-    if (r.status == "ok") EXPECT_GE(r.samples, 3) << r.config;
+  for (const auto& r : rows) {
+    if (r.status == "ok") {
+      EXPECT_GE(r.samples, 3) << r.config;
+    }
+  }
 }
 
 TEST(GpuSpec, WithoutAReferenceResultsAreStoredUnverified) {
