@@ -11,6 +11,7 @@ packages=(
   libsqlite3-dev libnlopt-cxx-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev zlib1g-dev libgtest-dev libtomlplusplus-dev
   python3 python3-numpy
+  openmpi-bin
   nodejs npm chromium
 )
 missing=()

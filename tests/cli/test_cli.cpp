@@ -31,11 +31,12 @@ struct CommandRun {
 
 cutune::testing::TempFolder temp_folder() { return cutune::testing::TempFolder("cutune-cli"); }
 
-CommandRun tune(const std::string& arguments) {
+// `tune ARGUMENTS`, or with a launcher in front (`mpirun -n 2`).
+CommandRun tune(const std::string& arguments, const std::string& launcher = "") {
   const auto folder = std::filesystem::temp_directory_path() / ("cutune-cli-out-" + std::to_string(getpid()));
   std::filesystem::create_directories(folder);
   const std::string out = (folder / "out").string(), err = (folder / "err").string();
-  const std::string command = std::string(TUNE_BINARY) + " " + arguments + " >" + out + " 2>" + err;
+  const std::string command = launcher + " " + std::string(TUNE_BINARY) + " " + arguments + " >" + out + " 2>" + err;
   const int status = std::system(command.c_str());
   CommandRun run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -209,6 +210,23 @@ TEST(Cli, ShardsTakeEveryKthProblem) {
   const CommandRun some = tune("--kernel copy --devices 0 --shard 1/8 --db " + db);
   EXPECT_EQ(some.exit_code, 3) << some.err;
   EXPECT_FALSE(std::filesystem::exists(folder / "r1.db")) << "nothing is created before the GPU is found";
+}
+
+// Under a real launcher, Open MPI's mpirun: each rank reads its rank and size from the environment
+// and takes its own problems, here in compile-only mode (no GPU): reduce's sum, min and max at one
+// size are compiled once each, over the two ranks. Skipped where Open MPI is not installed
+// (scripts/install-deps.sh installs it).
+TEST(Cli, MpirunRanksShareTheProblems) {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun on this machine";
+  const CommandRun run = tune("--kernel reduce --compile-only --arch sm_90 --n 1024 "
+                              "--restrict 'block == 256 && ept == 4 && vec == 4 && pass == atomic' --shard auto",
+                              "mpirun --allow-run-as-root --oversubscribe -n 2");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const char* op : {"-DCUTUNE_OP=0)", "-DCUTUNE_OP=1)", "-DCUTUNE_OP=2)"}) {
+    std::size_t seen = 0;
+    for (std::size_t at = run.out.find(op); at != std::string::npos; at = run.out.find(op, at + 1)) ++seen;
+    EXPECT_EQ(seen, 1u) << op << " compiled by " << seen << " ranks:\n" << run.out;
+  }
 }
 
 TEST(Cli, UnwritableDatabaseIsOneLineAndExitTwo) {

@@ -132,6 +132,29 @@ int run_command(const TuneArgs& args) {
   return tune(args);
 }
 
+namespace {
+
+std::optional<Shard> requested_shard(const TuneArgs& args) {
+  if (!args.shard) return std::nullopt;
+  return parse_shard(*args.shard, [](const char* name) { return std::getenv(name); });
+}
+
+// Narrows `problems` to the shard's; false (after saying so) when none is left for it.
+bool keep_shards_problems(const std::optional<Shard>& shard, std::vector<Problem>& problems) {
+  if (!shard) return true;
+  std::vector<Problem> kept;
+  for (const std::size_t p : shard_problems(problems.size(), *shard)) kept.push_back(problems[p]);
+  if (kept.empty()) {
+    std::cout << fmt::format("shard {}/{}: no problem of the {} is this shard's; nothing to do\n", shard->index,
+                             shard->count, problems.size());
+    return false;
+  }
+  problems = std::move(kept);
+  return true;
+}
+
+}  // namespace
+
 int list_families() {
   for (const auto& f : families()) std::cout << fmt::format("{:<10} {}\n", f->name(), f->summary());
   return 0;
@@ -153,7 +176,8 @@ int compile_only(const TuneArgs& args) {
   const ChosenFamily chosen(args, "--compile-only");
   const Family& family = *chosen;
   const DeviceLimits limits = limits_for_arch(args.arch.value_or("sm_90"));
-  const auto problems = requested_problems(family, args);
+  auto problems = requested_problems(family, args);
+  if (!keep_shards_problems(requested_shard(args), problems)) return 0;
   const Space space = tuning_space(family, limits, args.restrictions);
   if (chosen.spec()) check_spec_family(*chosen.spec(), space, problems, limits.arch());
   const auto configs = space.enumerate();
@@ -275,19 +299,8 @@ int tune(const TuneArgs& args) {
   if (args.device && args.devices) throw UsageError("give --device or --devices, not both");
   if (args.device && *args.device < 0) throw UsageError("--device must be 0 or more");
   if (args.devices) parse_devices(*args.devices, std::numeric_limits<int>::max());  // its form, before the GPU
-  std::optional<Shard> shard;
-  if (args.shard) {
-    shard = parse_shard(*args.shard, [](const char* name) { return std::getenv(name); });
-    const auto mine = shard_problems(options.problems.size(), *shard);
-    std::vector<Problem> kept;
-    for (const std::size_t p : mine) kept.push_back(options.problems[p]);
-    if (kept.empty()) {
-      std::cout << fmt::format("shard {}/{}: no problem of the {} is this shard's; nothing to do\n", shard->index,
-                               shard->count, options.problems.size());
-      return 0;
-    }
-    options.problems = std::move(kept);
-  }
+  const std::optional<Shard> shard = requested_shard(args);
+  if (!keep_shards_problems(shard, options.problems)) return 0;
   const std::string db_path = shard ? shard_database_path(database_path(args), *shard) : database_path(args);
   check_database_writable(db_path);
   const int available = device_count();
