@@ -126,6 +126,9 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel scan --device 0 --cut-ratio 0.5" + with_db), "--cut-ratio must be 0 (never) or more than 1");
   expect_usage_error(tune("--kernel scan --device 0 --cut-ratio -2" + with_db), "--cut-ratio");
   expect_usage_error(tune("--kernel scan --device 0 --devices 0,1" + with_db), "give --device or --devices, not both");
+  expect_usage_error(tune("--kernel scan --device 0 --restrict '" + std::string(6800, '(') + "block" +
+                          std::string(6800, ')') + "'" + with_db),
+                     "nested deeper than 256 levels");
   expect_usage_error(tune("--kernel scan --devices 0,x" + with_db), "--devices: 'x' is not a device ordinal");
   expect_usage_error(tune("--kernel scan --devices 0 --shard 2/2" + with_db), "--shard: shard 2 of 2 does not exist");
   expect_usage_error(tune("--kernel scan --devices 0 --shard auto" + with_db), "--shard auto: no launcher's rank");

@@ -88,6 +88,29 @@ TEST(Expression, ErrorsQuoteTheTextAndColumn) {
   EXPECT_EQ(error_of(""), "constraint '': expected a number, a parameter name or '(' at the end");
 }
 
+// Deep nesting is refused in one short line, never a stack overflow (issue 17: 6,800 parentheses
+// or 50,000 '!' crashed the parser); 256 levels still parse.
+TEST(Expression, DeepNestingIsRefusedInOneShortLine) {
+  const std::string deep_parentheses = std::string(6800, '(') + "a" + std::string(6800, ')');
+  const std::string many_nots = std::string(50'000, '!') + "a";
+  const std::string deep_conditional = [] {
+    std::string text;
+    for (int i = 0; i < 5000; ++i) text += "a ? b : ";
+    return text + "c";
+  }();
+  for (const std::string& text : {deep_parentheses, many_nots, deep_conditional}) {
+    const std::string error = error_of(text);
+    EXPECT_NE(error.find("nested deeper than 256 levels"), std::string::npos) << error.substr(0, 300);
+    EXPECT_LT(error.size(), 300u);
+  }
+  EXPECT_EQ(eval(std::string(100, '(') + "a + 1" + std::string(100, ')')), 3);
+  EXPECT_EQ(eval(std::string(200, '!') + "a"), 1);  // !!2 is 1
+  // Long but flat expressions are not nesting: a thousand terms parse and evaluate.
+  std::string sum = "a";
+  for (int i = 0; i < 1000; ++i) sum += " + 1";
+  EXPECT_EQ(eval(sum), 1002);
+}
+
 TEST(SpaceRequire, ExpressionConstraintsFilterAndDescribeThemselves) {
   Space s;
   s.axis("block", {64, 128, 256, 512}).axis("ept", {1, 2, 4, 8}).axis("vec", {1, 2, 4});

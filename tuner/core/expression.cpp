@@ -49,10 +49,30 @@ class Parser {
   }
 
  private:
+  // One line however long the text: it is quoted up to kQuoted characters.
   [[noreturn]] void fail(const std::string& what) const {
+    constexpr std::size_t kQuoted = 100;
     const std::string where = pos_ < text_.size() ? "at column " + std::to_string(pos_ + 1) : "at the end";
-    throw UsageError(std::string(what_) + " '" + std::string(text_) + "': " + what + " " + where);
+    const std::string quoted = text_.size() <= kQuoted ? std::string(text_) : std::string(text_.substr(0, kQuoted)) + "…";
+    throw UsageError(std::string(what_) + " '" + quoted + "': " + what + " " + where);
   }
+
+  // Each nesting (parentheses, unary operators, ?: chains) takes a few stack frames: past
+  // kMaxDepth levels an expression is refused instead of overflowing the stack.
+  static constexpr int kMaxDepth = 256;
+  class Nested {
+   public:
+    explicit Nested(Parser& parser) : parser_(parser) {
+      if (++parser_.depth_ > kMaxDepth) parser_.fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
+    ~Nested() { --parser_.depth_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    Parser& parser_;
+  };
+  int depth_ = 0;
 
   void skip_space() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -102,6 +122,7 @@ class Parser {
 
   // c ? a : b, right associative, looser than ||.
   std::unique_ptr<Node> parse_conditional() {
+    const Nested nested(*this);
     auto condition = parse_or();
     if (!accept("?")) return condition;
     auto node = make(Op::conditional, std::move(condition), parse_conditional());
@@ -127,6 +148,7 @@ class Parser {
   }
 
   std::unique_ptr<Node> parse_unary() {
+    const Nested nested(*this);
     if (accept("!", '=')) return make(Op::logical_not, parse_unary());
     if (accept("-")) return make(Op::negate, parse_unary());
     if (accept("+")) return parse_unary();
