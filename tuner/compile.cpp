@@ -1,11 +1,14 @@
 #include "compile.hpp"
 
+#include "core/error.hpp"
+#include "core/limits.hpp"
 #include "family.hpp"
 
 #include <nvrtc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -56,6 +59,19 @@ std::string nvrtc_version() {
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+void check_nvrtc_supports(const std::string& arch) {
+  const DeviceLimits limits = limits_for_arch(arch);
+  int count = 0;
+  if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0) return;  // nothing to check against
+  std::vector<int> supported(static_cast<std::size_t>(count));
+  if (nvrtcGetSupportedArchs(supported.data()) != NVRTC_SUCCESS) return;
+  const int wanted = limits.cc_major * 10 + limits.cc_minor;
+  if (std::find(supported.begin(), supported.end(), wanted) != supported.end()) return;
+  std::string known;
+  for (const int a : supported) known += (known.empty() ? "sm_" : ", sm_") + std::to_string(a);
+  throw UsageError("--arch " + arch + ": NVRTC " + nvrtc_version() + " compiles for " + known);
 }
 
 std::string compile_key(const CompileRequest& r) {

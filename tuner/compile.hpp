@@ -42,6 +42,10 @@ CompileRequest compile_request(const Family& family, const std::string& source, 
 // NVRTC's version as "13.0".
 std::string nvrtc_version();
 
+// Throws UsageError naming what this NVRTC compiles for when it cannot compile for `arch`
+// ("sm_90"; an "a" suffix is checked by its number), before a whole space fails to compile.
+void check_nvrtc_supports(const std::string& arch);
+
 // The cache key: covers source, options, architecture and NVRTC version.
 std::string compile_key(const CompileRequest& request);
 

@@ -134,6 +134,8 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel scan --devices 0 --shard auto" + with_db), "--shard auto: no launcher's rank");
   expect_usage_error(tune("--kernel scan --device 0 --n banana" + with_db), "--n");
   expect_usage_error(tune("--kernel scan --compile-only --arch sm_5" + with_db), "unknown --arch");
+  expect_usage_error(tune("--kernel scan --compile-only --arch sm_999" + with_db), "--arch sm_999: NVRTC");
+  expect_usage_error(tune("--kernel scan --device 0 --seed -1" + with_db), "--seed");
   expect_usage_error(tune("--kernel scan --device -1" + with_db), "--device");
   expect_usage_error(tune("--kernel matmul --device 0 --restrict 'algo == nosuch'" + with_db), "unknown parameter 'nosuch'");
   expect_usage_error(tune("--kernel matmul --device 0 --restrict 'tile >'" + with_db), "--restrict");
@@ -241,7 +243,9 @@ TEST(Cli, UnwritableDatabaseIsOneLineAndExitTwo) {
 
 TEST(Cli, BestWithoutADatabaseSaysSo) {
   const auto folder = temp_folder();
-  expect_usage_error(tune("--best --db " + (folder / "none.db").string()), "no database");
+  const CommandRun run = tune("--best --db " + (folder / "none.db").string());
+  expect_usage_error(run, "no database at '" + (folder / "none.db").string() + "'");
+  EXPECT_EQ(run.err.find("pass --db"), std::string::npos) << "it was passed: " << run.err;
 }
 
 TEST(Cli, BestPrintsStoredResults) {
@@ -320,6 +324,7 @@ TEST(CliSimulate, BadInputIsOneLineAndExitTwo) {
   { std::ofstream(folder / "other.json") << "{\"results\": []}"; }
   expect_usage_error(tune("--simulate " + (folder / "other.json").string()), "not a Kernel Tuner cache file");
   expect_usage_error(tune("--simulate " + landscape + " --strategy nosuch"), "unknown --strategy");
+  expect_usage_error(tune("--simulate " + landscape + " --restrict '(((('"), "--restrict does not apply to --simulate");
   expect_usage_error(tune("--simulate " + landscape + " --time-limit -1"), "--time-limit must be positive");
   expect_usage_error(tune("--simulate " + landscape + " --trace " + (folder / "no" / "t.csv").string()),
                      "cannot write trace");

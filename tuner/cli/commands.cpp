@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "db_commands.hpp"
 #include "device.hpp"
 #include "family.hpp"
 #include "report.hpp"
@@ -166,7 +167,7 @@ int print_best(const TuneArgs& args) {
   std::string uuid;
   if (args.device) uuid = Device(*args.device).fingerprint().uuid;
   const std::string path = database_path(args);
-  if (!std::filesystem::exists(path)) throw UsageError("no database at '" + path + "' (run a tuning first, or pass --db)");
+  if (!std::filesystem::exists(path)) throw no_database_error(path);
   db::Store store(path);
   print_best_table(std::cout, store.best(family, uuid));
   return 0;
@@ -176,6 +177,7 @@ int compile_only(const TuneArgs& args) {
   const ChosenFamily chosen(args, "--compile-only");
   const Family& family = *chosen;
   const DeviceLimits limits = limits_for_arch(args.arch.value_or("sm_90"));
+  check_nvrtc_supports(args.arch.value_or("sm_90"));
   auto problems = requested_problems(family, args);
   if (!keep_shards_problems(requested_shard(args), problems)) return 0;
   const Space space = tuning_space(family, limits, args.restrictions);
@@ -378,6 +380,9 @@ int write_reports(const ReportArgs& args) {
 }
 
 int simulate_landscape(const TuneArgs& args) {
+  // A landscape is what was measured, not a space that constraints could narrow.
+  if (!args.restrictions.empty())
+    throw UsageError("--restrict does not apply to --simulate: a landscape replays the configs it recorded");
   const std::string strategy_name = requested_strategy(args);
   SimulationOptions options;
   options.budget = requested_budget(args);

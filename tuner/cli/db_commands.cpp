@@ -20,7 +20,7 @@ namespace {
 
 // The read-only commands need a database that exists; opening one still migrates an old schema.
 db::Store existing_store(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw UsageError("no database at '" + path + "' (run a tuning first, or pass --db)");
+  if (!std::filesystem::exists(path)) throw no_database_error(path);
   return db::Store(path);
 }
 
@@ -259,6 +259,12 @@ CLI::App* add_db_commands(CLI::App& app, DbArgs& args) {
   import_t4->add_option("--device-name", args.device_name, "the device (needed unless the file came from cutune)");
   import_t4->add_option("--problem-size", args.problem_size, "the problem size, when the file does not say");
   return db;
+}
+
+UsageError no_database_error(const std::string& path) {
+  // The hint only where the default was looked at: a path given with --db needs none.
+  return UsageError("no database at '" + path + "'" +
+                    (path == db::default_database_path() ? " (run a tuning first, or pass --db)" : ""));
 }
 
 int run_db_command(const CLI::App& db_command, const DbArgs& args, const std::optional<std::string>& database,

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "core/error.hpp"
+
 namespace CLI {
 class App;
 }
@@ -29,5 +31,8 @@ CLI::App* add_db_commands(CLI::App& app, DbArgs& args);
 // unset). Throws UsageError for bad input, sql::DbError for an unusable database.
 int run_db_command(const CLI::App& db_command, const DbArgs& args, const std::optional<std::string>& database,
                    const std::string& command_line);
+
+// The one line for a database that does not exist, for every command that reads one.
+UsageError no_database_error(const std::string& path);
 
 }  // namespace cutune
