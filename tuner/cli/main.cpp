@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   app.add_option("--arch", args.arch, "target architecture for --compile-only, e.g. sm_90");
   app.add_option("--strategy", args.strategy, "search strategy (default: " + default_strategy_name() + ")");
   app.add_option("--seed", args.seed, "seed for the strategy and the input data (0 or more)")
-      ->check(CLI::NonNegativeNumber);
+      ->check([](const std::string& text) { return text.rfind('-', 0) == 0 ? std::string("must be 0 or more") : std::string(); });
   app.add_option("--max-evals", args.max_evals, "new evaluations per problem, at most");
   app.add_option("--time-limit", args.time_limit, "wall-time limit in seconds, compiles included");
   app.add_option("--db", args.db, "results database (default: $CUTUNE_DB, else ~/.local/share/cutune/cutune.db)");
