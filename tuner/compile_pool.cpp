@@ -113,9 +113,9 @@ std::shared_future<Compiled> CompilePool::submit(const CompileRequest& request, 
   return future;
 }
 
-CompilePool::Work CompilePool::work() const {
+CompilePool::Stats CompilePool::stats() const {
   std::lock_guard lock(mutex_);
-  return work_;
+  return stats_;
 }
 
 void CompilePool::hurry(const std::string& key) {
@@ -150,8 +150,8 @@ void CompilePool::serve(int) {
       // Later requests for the key find it in the cache (when there is one) from here on.
       std::lock_guard lock(mutex_);
       in_flight_.erase(job->key);
-      ++work_.compiles;
-      work_.seconds += result.cold_seconds;
+      ++stats_.compiles;
+      stats_.seconds += result.cold_seconds;
     }
     job->promise.set_value(std::move(result));
   }

@@ -38,11 +38,11 @@ class CompilePool {
 
   // What the pool's processes did so far: fresh compiles (cache misses) and their summed NVRTC
   // seconds, for the session's account of where the time went.
-  struct Work {
+  struct Stats {
     int compiles = 0;
     double seconds = 0;
   };
-  Work work() const;
+  Stats stats() const;
   int jobs() const { return static_cast<int>(threads_.size()); }
 
  private:
@@ -56,7 +56,7 @@ class CompilePool {
 
   const CompileCache& cache_;
   mutable std::mutex mutex_;
-  Work work_;
+  Stats stats_;
   std::condition_variable ready_;
   std::deque<std::shared_ptr<Job>> queue_;
   std::unordered_map<std::string, std::shared_future<Compiled>> in_flight_;  // by compile key

@@ -9,7 +9,6 @@
 #include <iostream>
 #include <cmath>
 #include <map>
-#include <numeric>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -207,7 +206,8 @@ SessionResult Session::run() {
   const std::string source = family_.source();
   const std::int64_t template_id = store_.upsert_template(family_.name(), content_hash(source), source);
   const Space space = tuning_space(family_, device_.limits(), options_.restrictions);
-  const std::size_t space_size = space.enumerate().size();
+  const std::vector<Config> every_config = space.enumerate();
+  const std::size_t space_size = every_config.size();
 
   db::RunRecord run;
   run.family = family_.name();
@@ -265,7 +265,6 @@ SessionResult Session::run() {
   // generation is 20 configs) nor between problems; the configs a batch asks for jump the queue.
   // Bounded, since the futures hold the cubins until used.
   std::vector<std::unordered_map<std::string, std::shared_future<Compiled>>> prefetched(options_.problems.size());
-  const std::vector<Config> every_config = space.enumerate();
   if (per_problem >= space_size && every_config.size() * options_.problems.size() <= kMaxPrefetch)
     for (std::size_t p = 0; p < options_.problems.size(); ++p)
       for (const Config& config : every_config)
@@ -401,8 +400,9 @@ SessionResult Session::run() {
   }
   progress.finish();
   for (const Lane* lane : lanes) result.setup_seconds += lane->setup_seconds();
-  result.compiles = pool.work().compiles;
-  result.compile_seconds = pool.work().seconds;
+  const CompilePool::Stats compiled = pool.stats();
+  result.compiles = compiled.compiles;
+  result.compile_seconds = compiled.seconds;
   result.compile_jobs = pool.jobs();
   const auto finishing_started = Clock::now();
   store_best_cubins(store_, family_, space, tuned_problems, device_id, template_id, source, device_.limits().arch(), cache);

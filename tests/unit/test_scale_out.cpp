@@ -61,6 +61,13 @@ std::shared_future<Compiled> compiled_now() {
   return p.get_future().share();
 }
 
+// The copy family's space for sm_90: the configs the scheduler tests hand out.
+struct CopySpace {
+  CopyFamily copy;
+  Space space = copy.space(limits_for_arch("sm_90"));
+  std::vector<Config> configs = space.enumerate();
+};
+
 // The first `count` configs as one batch, their cubins ready.
 void submit_ready(Scheduler& scheduler, const std::vector<Config>& configs, std::size_t count) {
   std::vector<Scheduler::Job> jobs;
@@ -71,9 +78,8 @@ void submit_ready(Scheduler& scheduler, const std::vector<Config>& configs, std:
 }  // namespace
 
 TEST(Scheduler, UnequalLanesEvaluateEveryConfigOnceAndStayBusy) {
-  const CopyFamily copy;
-  const Space space = copy.space(limits_for_arch("sm_90"));
-  const std::vector<Config> configs = space.enumerate();
+  const CopySpace fixture;
+  const auto& [copy, space, configs] = fixture;
   ASSERT_GE(configs.size(), 40u);
   // One lane 10× slower than the other two.
   SimulatedLane fast1(std::chrono::microseconds(2000)), fast2(std::chrono::microseconds(2000)),
@@ -113,9 +119,8 @@ TEST(Scheduler, UnequalLanesEvaluateEveryConfigOnceAndStayBusy) {
 }
 
 TEST(Scheduler, ConfigsWhoseCubinIsReadyGoFirst) {
-  const CopyFamily copy;
-  const Space space = copy.space(limits_for_arch("sm_90"));
-  const std::vector<Config> configs = space.enumerate();
+  const CopySpace fixture;
+  const auto& [copy, space, configs] = fixture;
   SimulatedLane lane(std::chrono::microseconds(100));
   Scheduler scheduler({&lane}, space);
   scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
@@ -136,9 +141,8 @@ TEST(Scheduler, ConfigsWhoseCubinIsReadyGoFirst) {
 }
 
 TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
-  const CopyFamily copy;
-  const Space space = copy.space(limits_for_arch("sm_90"));
-  const std::vector<Config> configs = space.enumerate();
+  const CopySpace fixture;
+  const auto& [copy, space, configs] = fixture;
   {
     SimulatedLane lane(std::chrono::microseconds(20000));
     Scheduler scheduler({&lane}, space);
