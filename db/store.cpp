@@ -268,6 +268,24 @@ std::vector<ProblemResult> Store::problem_results(const std::string& device_uuid
   return rows;
 }
 
+std::vector<SourceResults> Store::family_results_by_source(const std::string& family) {
+  auto s = db_.prepare(R"sql(
+    SELECT d.uuid, d.name, p.key, r.config, r.status, r.time_ms_median, r.compile_s, r.verify_s, r.benchmark_s
+    FROM results r JOIN devices d ON d.id = r.device_id JOIN problems p ON p.id = r.problem_id
+    WHERE p.family = ?1
+    ORDER BY r.device_id, r.problem_id, r.id)sql");
+  s.bind(1, family);
+  std::vector<SourceResults> sources;
+  while (s.step()) {
+    std::string uuid = s.column_text(0), key = s.column_text(2);
+    if (sources.empty() || sources.back().device_uuid != uuid || sources.back().problem_key != key)
+      sources.push_back({std::move(uuid), s.column_text(1), std::move(key), {}});
+    sources.back().results.push_back({s.column_text(3), s.column_text(4), s.column_optional_double(5),
+                                      s.column_double(6), s.column_double(7), s.column_double(8)});
+  }
+  return sources;
+}
+
 std::optional<ResultRecord> Store::best_result(std::int64_t device_id, std::int64_t template_id,
                                                std::int64_t problem_id) {
   auto s = db_.prepare(std::string("SELECT ") + kResultColumns +

@@ -27,6 +27,12 @@ struct ProblemResult {
   double compile_s = 0, verify_s = 0, benchmark_s = 0;
 };
 
+// The results of one (device, problem) of a family: a warm start's source.
+struct SourceResults {
+  std::string device_uuid, device_name, problem_key;
+  std::vector<ProblemResult> results;
+};
+
 class Store {
  public:
   // Opens (creating if needed, with parent folders) and brings the schema up to date.
@@ -65,6 +71,9 @@ class Store {
   // --simulate` replays. Where several template versions have results, those of the newest.
   std::vector<ProblemResult> problem_results(const std::string& device_uuid, const std::string& family,
                                              const std::string& problem_key);
+  // Every result of one family, grouped by (device, problem), oldest first within each: what a
+  // search of that family on another device or problem size can warm-start from.
+  std::vector<SourceResults> family_results_by_source(const std::string& family);
   // The fastest ok result of one template on one device for one problem (ties: the smaller config text).
   std::optional<ResultRecord> best_result(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id);
   std::int64_t result_count();

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake ninja-build g++ pkg-config
   libsqlite3-dev libnlopt-cxx-dev libfmt-dev
-  libcli11-dev nlohmann-json3-dev zlib1g-dev libgtest-dev libtomlplusplus-dev
+  libcli11-dev nlohmann-json3-dev libeigen3-dev zlib1g-dev libgtest-dev libtomlplusplus-dev
   python3 python3-numpy
   openmpi-bin
   nodejs npm chromium

@@ -161,6 +161,29 @@ void store_best_cubins(db::Store& store, const Family& family, const Space& spac
   }
 }
 
+// The warm start of one problem's search: the family's results for every other (device,
+// problem), configs parsed into this search's space. A config the space does not hold (another
+// device's limits, a restriction, an older template's axes) is left out.
+WarmStart warm_start_for(const Space& space, const std::vector<db::SourceResults>& elsewhere,
+                         const std::string& device_uuid, const std::string& problem_key) {
+  WarmStart warm_start;
+  for (const auto& source : elsewhere) {
+    if (source.device_uuid == device_uuid && source.problem_key == problem_key) continue;  // this search's own
+    WarmStartSource parsed{source.device_name + " " + source.problem_key, {}};
+    for (const auto& r : source.results) {
+      try {
+        Config config = space.parse(r.config);
+        if (!space.valid(config)) continue;
+        parsed.results.push_back({std::move(config), r.status == "ok" ? r.time_ms_median : std::nullopt,
+                                  r.compile_s + r.verify_s + r.benchmark_s});
+      } catch (const UsageError&) {
+      }
+    }
+    if (!parsed.results.empty()) warm_start.push_back(std::move(parsed));
+  }
+  return warm_start;
+}
+
 }  // namespace
 
 Space tuning_space(const Family& family, const DeviceLimits& limits, const std::vector<std::string>& restrictions) {
@@ -213,7 +236,7 @@ SessionResult Session::run() {
   run.family = family_.name();
   run.device_id = device_id;
   run.template_id = template_id;
-  run.strategy = options_.strategy;
+  run.strategy = label_of(options_.strategy);
   run.seed = static_cast<std::int64_t>(options_.seed);
   run.budget = options_.budget.describe();
   run.command = options_.command;
@@ -280,6 +303,11 @@ SessionResult Session::run() {
     store_.set_copy_bandwidth(device_id, copy_gbs);
   }
 
+  // The family's results elsewhere (other devices, other problem sizes), for warm starts.
+  std::vector<db::SourceResults> elsewhere;
+  if (options_.warm_start && strategy_uses_warm_start(options_.strategy.name))
+    elsewhere = store_.family_results_by_source(family_.name());
+
   const std::uint64_t input_seed = options_.seed ^ 0x5eedULL;  // inputs: the same for every run of a seed
   Scheduler scheduler(lanes, space);
   std::vector<TunedProblem> tuned_problems;
@@ -295,7 +323,11 @@ SessionResult Session::run() {
                           p + 1 < options_.problems.size() ? std::optional<Problem>(options_.problems[p + 1]) : std::nullopt);
     auto& prefetched_here = prefetched[p];
 
-    auto strategy = make_strategy(options_.strategy, space, options_.seed);
+    const WarmStart warm_start = warm_start_for(space, elsewhere, device_.fingerprint().uuid, problem.key());
+    if (!warm_start.empty() && options_.progress)
+      std::cerr << fmt::format("[{} {}] warm start from {} other device/problem result set(s) of {} (--no-warm-start: off)\n",
+                               family_.name(), problem.key(), warm_start.size(), family_.name());
+    auto strategy = make_strategy(options_.strategy, space, options_.seed, warm_start);
     std::optional<double> best_ms;
     std::string best_config;
     std::size_t problem_done = 0;

@@ -12,12 +12,16 @@
 #include "family.hpp"
 #include "measure.hpp"
 #include "store.hpp"
+#include "strategies/strategy.hpp"
 
 namespace cutune {
 
 struct SessionOptions {
   std::vector<Problem> problems;
-  std::string strategy;
+  StrategySpec strategy;
+  // Start each problem's search from the family's results on other devices and problem sizes,
+  // where the strategy uses a warm start and such results exist.
+  bool warm_start = true;
   std::uint64_t seed = 0;
   Budget budget;  // max_evals per problem; the time limit is wall time for the whole session
   int compile_jobs = 1;

@@ -298,7 +298,11 @@ TEST(StrategyBench, ScoresEveryStrategyOnEveryLandscape) {
   const StrategyBenchReport report = run_strategy_bench(options);
   ASSERT_EQ(report.landscapes.size(), 2u);
   EXPECT_EQ(report.landscapes[0].name, "a");
-  EXPECT_EQ(report.strategies, strategy_names());
+  ASSERT_EQ(report.strategies.size(), strategy_names().size());
+  for (std::size_t s = 0; s < report.strategies.size(); ++s) {
+    EXPECT_EQ(report.strategies[s].name, strategy_names()[s]);
+    EXPECT_TRUE(report.strategies[s].options.empty());
+  }
   for (std::size_t s = 0; s < report.strategies.size(); ++s)
     for (std::size_t l = 0; l < 2; ++l) {
       EXPECT_EQ(report.scores[s][l].size(), 2u);
@@ -309,14 +313,15 @@ TEST(StrategyBench, ScoresEveryStrategyOnEveryLandscape) {
   EXPECT_EQ(run_strategy_bench(options).scores, report.scores);
 
   std::stringstream table;
-  print_strategy_bench(table, report);
+  print_strategy_bench(table, report, options);
   EXPECT_NE(table.str().find("| landscape | configs |"), std::string::npos);
   EXPECT_NE(table.str().find("\nStrategies"), std::string::npos);
   EXPECT_NE(table.str().find("\nnlopt algorithms"), std::string::npos);
   EXPECT_NE(table.str().find("| " + default_strategy_name() + " |"), std::string::npos);
 
   EXPECT_THROW(run_strategy_bench({(folder / "none").string(), 1, {}, 1}), UsageError);
-  EXPECT_THROW(run_strategy_bench({folder.string(), 1, {"nosuch"}, 1}), UsageError);
+  EXPECT_THROW(run_strategy_bench({folder.string(), 1, {{"nosuch", {}}}, 1}), UsageError);
+  EXPECT_THROW(run_strategy_bench({folder.string(), 1, {{"genetic_algorithm", {{"population", "0"}}}}, 1}), UsageError);
 }
 
 TEST(StrategyBench, SharedLandscapesLoad) {

@@ -73,10 +73,15 @@ Budget requested_budget(const TuneArgs& args) {
   return {args.max_evals, args.time_limit};
 }
 
-std::string requested_strategy(const TuneArgs& args) {
-  std::string strategy = args.strategy.value_or(default_strategy_name());
-  check_strategy_name(strategy);
-  return strategy;
+StrategySpec requested_strategy(const TuneArgs& args) {
+  StrategySpec spec{args.strategy.value_or(default_strategy_name()), {}};
+  check_strategy_name(spec.name);
+  for (const std::string& text : args.strategy_options) {
+    const auto [name, value] = parse_strategy_option(text);
+    if (!spec.options.emplace(name, value).second) throw UsageError("--strategy-option " + name + " is given twice");
+  }
+  check_strategy(spec);
+  return spec;
 }
 
 bool is_sqlite_file(const std::string& path) {
@@ -280,6 +285,7 @@ int tune(const TuneArgs& args) {
   // touched; the session applies them again with the device's own limits.
   if (!options.restrictions.empty()) tuning_space(family, limits_for_arch("sm_90"), options.restrictions);
   options.strategy = requested_strategy(args);
+  options.warm_start = !args.no_warm_start;
   options.budget = requested_budget(args);
   if (args.jobs && *args.jobs <= 0) throw UsageError("--jobs must be positive");
   options.seed = args.seed;
@@ -339,7 +345,7 @@ int tune(const TuneArgs& args) {
     std::cerr << fmt::format("tuning {} on {} ({}, GPU {}), {} problem(s){}, strategy {}, database {}\n", family.name(),
                              device.fingerprint().name, device.limits().arch(), gpus, options.problems.size(),
                              shard ? fmt::format(" (shard {}/{})", shard->index, shard->count) : std::string(),
-                             options.strategy, store.database().path());
+                             label_of(options.strategy), store.database().path());
     Session session(family, group, store, options);
     const auto session_started = std::chrono::steady_clock::now();
     const SessionResult result = session.run();
@@ -383,11 +389,12 @@ int simulate_landscape(const TuneArgs& args) {
   // A landscape is what was measured, not a space that constraints could narrow.
   if (!args.restrictions.empty())
     throw UsageError("--restrict does not apply to --simulate: a landscape replays the configs it recorded");
-  const std::string strategy_name = requested_strategy(args);
+  const StrategySpec strategy_spec = requested_strategy(args);
+  const std::string strategy_name = label_of(strategy_spec);
   SimulationOptions options;
   options.budget = requested_budget(args);
   const Landscape landscape = load_landscape(args);
-  const auto strategy = make_strategy(strategy_name, landscape.space(), args.seed);
+  const auto strategy = make_strategy(strategy_spec, landscape.space(), args.seed);
   const SimulationResult result = simulate(landscape, *strategy, options);
   if (args.trace) write_trace_file(*args.trace, result);
 
@@ -408,9 +415,12 @@ int strategy_bench(const TuneArgs& args) {
   StrategyBenchOptions options;
   options.folder = *args.strategy_bench;
   options.repeats = args.repeats.value_or(5);
-  if (args.strategy) options.strategies = {requested_strategy(args)};
+  if (args.strategy) options.strategies = strategy_variants(*args.strategy, args.strategy_options);
+  else if (!args.strategy_options.empty()) throw UsageError("--strategy-option needs --strategy: options belong to one strategy");
   options.threads = default_jobs();
-  print_strategy_bench(std::cout, run_strategy_bench(options));
+  options.leave_one_out = args.leave_one_out;
+  options.warm_start = args.warm_pairs;
+  print_strategy_bench(std::cout, run_strategy_bench(options), options);
   return 0;
 }
 

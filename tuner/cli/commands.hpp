@@ -23,6 +23,8 @@ struct TuneArgs {
   std::vector<std::string> restrictions;  // --restrict EXPR, each a constraint on the space
   std::optional<std::string> arch;
   std::optional<std::string> strategy;
+  std::vector<std::string> strategy_options;  // --strategy-option name=value (a list of values in the strategy bench)
+  bool no_warm_start = false;                 // do not warm-start the search from other results of the family
   std::uint64_t seed = 1;
   std::optional<std::int64_t> max_evals;
   std::optional<double> time_limit;
@@ -34,6 +36,8 @@ struct TuneArgs {
   std::optional<std::string> device_uuid;     // device, for a database landscape
   std::optional<std::string> strategy_bench;  // folder of landscapes
   std::optional<int> repeats;
+  bool leave_one_out = false;                 // with --strategy-bench: the leave-one-landscape-out table
+  bool warm_pairs = false;                    // with --strategy-bench: score warm starts between landscapes
   std::string command_line;
 };
 

@@ -44,6 +44,12 @@ int main(int argc, char** argv) {
       ->take_all();
   app.add_option("--arch", args.arch, "target architecture for --compile-only, e.g. sm_90");
   app.add_option("--strategy", args.strategy, "search strategy (default: " + default_strategy_name() + ")");
+  app.add_option("--strategy-option", args.strategy_options,
+                 "NAME=VALUE: an option of the strategy, e.g. initial=12 (see tune --list-strategies); repeatable. In "
+                 "--strategy-bench, VALUE may list several (initial=4,8,12): one row per combination")
+      ->take_all();
+  app.add_flag("--no-warm-start", args.no_warm_start,
+               "do not start the search from the family's results on other devices and problem sizes");
   app.add_option("--seed", args.seed, "seed for the strategy and the input data (0 or more)")
       ->check([](const std::string& text) { return text.rfind('-', 0) == 0 ? std::string("must be 0 or more") : std::string(); });
   app.add_option("--max-evals", args.max_evals, "new evaluations per problem, at most");
@@ -64,6 +70,10 @@ int main(int argc, char** argv) {
   app.add_option("--strategy-bench", args.strategy_bench,
                  "score every strategy (or --strategy) on every landscape in FOLDER against random search");
   app.add_option("--repeats", args.repeats, "with --strategy-bench: seeds per strategy and landscape (default 5)");
+  app.add_flag("--leave-one-out", args.leave_one_out,
+               "with --strategy-bench: score each landscape with the option setting that did best on the others");
+  app.add_flag("--warm-pairs", args.warm_pairs,
+               "with --strategy-bench: also score each landscape warm-started from each other landscape of its kernel");
 
   ReportArgs report_args;
   CLI::App* report = app.add_subcommand("report", "write self-contained HTML tuning reports");

@@ -82,10 +82,29 @@ void LandscapeBuilder::record(const std::vector<std::string>& value_texts, Recor
   records_.push_back(std::move(evaluation));
 }
 
+bool Landscape::same_space_as(const Landscape& other) const {
+  if (kernel_ != other.kernel_ || space_.axes().size() != other.space_.axes().size()) return false;
+  for (std::size_t a = 0; a < space_.axes().size(); ++a) {
+    const Axis &mine = space_.axes()[a], &theirs = other.space_.axes()[a];
+    if (mine.name != theirs.name || mine.values != theirs.values || mine.labels != theirs.labels) return false;
+  }
+  return true;
+}
+
+WarmStartSource Landscape::as_warm_start() const {
+  std::vector<const Config*> config_of(records_->size(), nullptr);
+  for (const auto& [config, i] : *index_) config_of[i] = &config;
+  WarmStartSource source{name_, {}};
+  for (std::size_t i = 0; i < config_of.size(); ++i)
+    source.results.push_back({*config_of[i], (*records_)[i].objective, (*records_)[i].cost_seconds});
+  return source;
+}
+
 Landscape LandscapeBuilder::build() && {
   if (records_.empty()) throw UsageError(name_ + ": no recorded configs");
   Landscape landscape;
   landscape.name_ = name_;
+  landscape.kernel_ = kernel_;
   landscape.index_ = std::make_shared<const Landscape::Index>(std::move(index_));
   landscape.records_ = std::make_shared<const std::vector<RecordedEvaluation>>(std::move(records_));
   space_.require("recorded in " + name_, [index = landscape.index_](const ConfigView& c) { return index->count(c.config()) != 0; });
@@ -120,7 +139,8 @@ Landscape read_kernel_tuner_cache(const std::string& path) {
   else
     for (const auto& [k, values] : params.items()) keys.push_back(k);
 
-  LandscapeBuilder builder(name);
+  LandscapeBuilder builder(name, file.contains("kernel_name") && file["kernel_name"].is_string()
+                                     ? file["kernel_name"].get<std::string>() : std::string());
   for (const auto& key : keys) {
     if (!params.contains(key) || !params[key].is_array() || params[key].empty())
       throw fail("parameter '" + key + "' has no list of values in 'tune_params'");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/space.hpp"
+#include "strategies/strategy.hpp"
 #include "store.hpp"
 
 namespace cutune {
@@ -24,15 +25,23 @@ struct RecordedEvaluation {
 class Landscape {
  public:
   const std::string& name() const { return name_; }
+  // The kernel measured, where the source names it (a Kernel Tuner file's kernel_name); else empty.
+  const std::string& kernel() const { return kernel_; }
   const Space& space() const { return space_; }
   const std::vector<RecordedEvaluation>& records() const { return *records_; }
   // The record of a valid config of space(); throws Error for any other.
   const RecordedEvaluation& at(const Config& config) const;
+  // Whether `other` measured the same kernel over the same axes and values, so that its configs
+  // are configs of this space (and can warm-start a search of it).
+  bool same_space_as(const Landscape& other) const;
+  // Every recorded config and its objective, in record order: a warm start for a search of a
+  // landscape with the same space.
+  WarmStartSource as_warm_start() const;
 
  private:
   friend class LandscapeBuilder;
   using Index = std::unordered_map<Config, std::size_t, ConfigHash>;
-  std::string name_;
+  std::string name_, kernel_;
   Space space_;
   // Shared with the space's "is recorded" constraint, which must outlive moves of the Landscape.
   std::shared_ptr<const Index> index_;
@@ -42,7 +51,7 @@ class Landscape {
 // Collects axes and records from a source, then builds the Landscape.
 class LandscapeBuilder {
  public:
-  explicit LandscapeBuilder(std::string name) : name_(std::move(name)) {}
+  explicit LandscapeBuilder(std::string name, std::string kernel = {}) : name_(std::move(name)), kernel_(std::move(kernel)) {}
   // An axis and the texts of its values, in order. It is numeric when every text is an integer,
   // else labelled with the texts.
   void axis(std::string name, std::vector<std::string> value_texts);
@@ -52,7 +61,7 @@ class LandscapeBuilder {
   Landscape build() &&;
 
  private:
-  std::string name_;
+  std::string name_, kernel_;
   Space space_;
   std::vector<std::vector<std::string>> texts_;  // per axis
   Landscape::Index index_;

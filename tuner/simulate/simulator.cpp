@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <fstream>
 #include <unordered_set>
 
@@ -14,6 +15,13 @@ SimulationResult simulate(const Landscape& landscape, Strategy& strategy, const 
   std::unordered_set<Config, ConfigHash> evaluated;
   double elapsed = 0;
   auto evaluations = [&] { return static_cast<std::int64_t>(result.evaluations.size()); };
+  // What the strategy itself costs: its model fits and proposals, next to the recorded GPU time.
+  using Clock = std::chrono::steady_clock;
+  const auto timed = [&](auto&& call) {
+    const auto start = Clock::now();
+    call();
+    result.strategy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  };
 
   while (result.stop_reason.empty()) {
     if (auto reason = options.budget.exhausted(evaluations(), elapsed)) {
@@ -23,7 +31,8 @@ SimulationResult simulate(const Landscape& landscape, Strategy& strategy, const 
     std::size_t batch_size = std::max<std::size_t>(1, options.batch);
     if (options.budget.max_evals)
       batch_size = std::min(batch_size, static_cast<std::size_t>(*options.budget.max_evals - evaluations()));
-    const std::vector<Config> batch = strategy.propose(batch_size);
+    std::vector<Config> batch;
+    timed([&] { batch = strategy.propose(batch_size); });
     if (batch.empty()) {
       result.stop_reason = "the strategy has nothing left to propose";
       break;
@@ -32,7 +41,7 @@ SimulationResult simulate(const Landscape& landscape, Strategy& strategy, const 
       const RecordedEvaluation& recorded = landscape.at(config);
       if (!evaluated.insert(config).second) {
         ++result.revisits;
-        strategy.observe({config, recorded.objective, 0});
+        timed([&] { strategy.observe({config, recorded.objective, 0}); });
         continue;
       }
       if (auto reason = options.budget.exhausted(evaluations(), elapsed)) {
@@ -44,7 +53,7 @@ SimulationResult simulate(const Landscape& landscape, Strategy& strategy, const 
       const auto& newest = result.evaluations.back();
       if (newest.objective && (!result.best || *newest.objective < *result.evaluations[*result.best].objective))
         result.best = result.evaluations.size() - 1;
-      strategy.observe({config, recorded.objective, recorded.cost_seconds});
+      timed([&] { strategy.observe({config, recorded.objective, recorded.cost_seconds}); });
     }
   }
   return result;

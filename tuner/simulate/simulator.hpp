@@ -33,6 +33,7 @@ struct SimulationResult {
   std::int64_t revisits = 0;
   std::string stop_reason;
   std::optional<std::size_t> best;  // into evaluations: the fastest success, the earliest on ties
+  double strategy_seconds = 0;      // CPU time the strategy took to propose and observe (wall clock)
   double elapsed_seconds() const { return evaluations.empty() ? 0 : evaluations.back().elapsed_seconds; }
 };
 

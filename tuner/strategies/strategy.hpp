@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/space.hpp"
+#include "strategy_options.hpp"
 
 namespace cutune {
 
@@ -21,6 +22,15 @@ struct Observation {
   std::optional<double> objective;  // time in ms; nullopt when the config failed
   double cost_seconds = 0;          // what evaluating it cost (compile + verify + benchmark)
 };
+
+// Results of the same kernel measured elsewhere (on another device, or for another problem size),
+// already parsed into this search's space. A strategy may open with their best configs and use
+// their ranking as a prior. Each source is normalised on its own, since devices differ in speed.
+struct WarmStartSource {
+  std::string name;  // where the results come from, for messages: "GPU-… n=1048576", a landscape
+  std::vector<Observation> results;
+};
+using WarmStart = std::vector<WarmStartSource>;
 
 class Strategy {
  public:
@@ -31,11 +41,28 @@ class Strategy {
   virtual void observe(const Observation& observation) = 0;
 };
 
+// A strategy and the options the user gave it (tune --strategy NAME --strategy-option k=v).
+struct StrategySpec {
+  std::string name;
+  StrategyOptionValues options;
+};
+
+// "bayes_opt", or "bayes_opt initial=4 window=80" with options: how runs and tables name it.
+std::string label_of(const StrategySpec& spec);
+
 // Names accepted by make_strategy, default first.
 std::vector<std::string> strategy_names();
 std::string default_strategy_name();
 // Throws UsageError listing the known names for an unknown one.
 void check_strategy_name(const std::string& name);
+// Throws UsageError for an unknown strategy, an option it does not have, or a value it refuses.
+void check_strategy(const StrategySpec& spec);
+// The options a strategy reads, with defaults, ranges and help.
+std::vector<StrategyOptionInfo> strategy_options(const std::string& name);
+// Whether the strategy makes use of a warm start (the others ignore one).
+bool strategy_uses_warm_start(const std::string& name);
+std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, const Space& space, std::uint64_t seed,
+                                        const WarmStart& warm_start = {});
 std::unique_ptr<Strategy> make_strategy(const std::string& name, const Space& space, std::uint64_t seed);
 
 }  // namespace cutune

@@ -1,0 +1,311 @@
+#include "bayes_opt.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_set>
+
+namespace cutune {
+namespace {
+
+// Weight of the prior guess for the warm start's scale factor, in pseudo-observations: with few
+// measurements the factor stays near kPriorScaleGuess, and evidence takes over as it comes in.
+constexpr double kPriorScaleGuess = 0.5, kPriorScaleWeight = 2.0;
+constexpr int kFitEvaluations = 120;
+// Candidates besides random ones: crossings of the best `kLeaders` successes.
+constexpr std::size_t kLeaders = 10, kCrossings = 64;
+
+double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI); }
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+// Each source's successful log times become z-scores; its failures count as its slowest success.
+// A config in several sources gets the mean of their scores.
+std::unordered_map<Config, double, ConfigHash> normalised_prior(const WarmStart& warm_start) {
+  std::unordered_map<Config, std::pair<double, int>, ConfigHash> sums;
+  for (const auto& source : warm_start) {
+    std::vector<double> logs;
+    for (const auto& r : source.results)
+      if (r.objective) logs.push_back(std::log(std::max(*r.objective, 1e-12)));
+    if (logs.size() < 2) continue;
+    const double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(logs.size());
+    double squares = 0;
+    for (double l : logs) squares += (l - mean) * (l - mean);
+    const double sd = std::max(std::sqrt(squares / static_cast<double>(logs.size() - 1)), 1e-9);
+    const double slowest = (*std::max_element(logs.begin(), logs.end()) - mean) / sd;
+    for (const auto& r : source.results) {
+      const double z = r.objective ? (std::log(std::max(*r.objective, 1e-12)) - mean) / sd : slowest;
+      auto& [sum, count] = sums[r.config];
+      sum += z;
+      ++count;
+    }
+  }
+  std::unordered_map<Config, double, ConfigHash> prior;
+  for (const auto& [config, sum_count] : sums) prior[config] = sum_count.first / sum_count.second;
+  return prior;
+}
+
+}  // namespace
+
+BayesOpt::BayesOpt(const Space& space, std::uint64_t seed, Options options, const WarmStart& warm_start)
+    : state_(space, seed), options_(options), encoding_(space), model_(encoding_.dimensions()) {
+  options_.window = std::max<std::size_t>(options_.window, 8);
+  for (auto& [config, z] : normalised_prior(warm_start))
+    if (space.valid(config)) {
+      prior_.emplace(config, z);
+      prior_ranked_.push_back(config);
+    }
+  // Best first; ties in config order, so the seeds do not depend on hashing.
+  std::sort(prior_ranked_.begin(), prior_ranked_.end(), [&](const Config& a, const Config& b) {
+    const double pa = prior_.at(a), pb = prior_.at(b);
+    return pa != pb ? pa < pb : a < b;
+  });
+}
+
+Eigen::VectorXd BayesOpt::coordinates(const Config& config) const {
+  const std::vector<double> point = encoding_.point_of(config);
+  return Eigen::Map<const Eigen::VectorXd>(point.data(), static_cast<Eigen::Index>(point.size()));
+}
+
+double BayesOpt::prior_of(const Config& config) const {
+  const auto it = prior_.find(config);
+  return it == prior_.end() ? 0.0 : it->second;
+}
+
+void BayesOpt::build_design() {
+  design_built_ = true;
+  std::vector<Config> chosen;
+  for (const Config& config : prior_ranked_) {
+    if (chosen.size() >= std::min(options_.warm_seeds, options_.initial)) break;
+    chosen.push_back(config);
+  }
+  const std::size_t seeded = chosen.size();
+  // Greedy maximin over a pool of random valid configs: each pick is the pool config farthest
+  // from everything chosen so far, so the design covers the space instead of clustering.
+  std::unordered_set<Config, ConfigHash> pooled(chosen.begin(), chosen.end());
+  std::vector<Config> pool;
+  const std::size_t wanted = options_.initial > seeded ? options_.initial - seeded : 0;
+  for (std::size_t draw = 0; draw < 32 * wanted; ++draw) {
+    auto config = state_.random_unproposed();
+    if (!config) break;
+    if (pooled.insert(*config).second) pool.push_back(std::move(*config));
+  }
+  std::vector<Eigen::VectorXd> pool_x;
+  for (const Config& c : pool) pool_x.push_back(coordinates(c));
+  std::vector<double> nearest(pool.size(), std::numeric_limits<double>::infinity());
+  const auto account_for = [&](const Eigen::VectorXd& x) {
+    for (std::size_t i = 0; i < pool.size(); ++i) nearest[i] = std::min(nearest[i], (pool_x[i] - x).squaredNorm());
+  };
+  for (const Config& c : chosen) account_for(coordinates(c));
+  std::vector<bool> taken(pool.size(), false);
+  for (std::size_t pick = 0; pick < wanted && pick < pool.size(); ++pick) {
+    std::size_t best = 0;
+    if (chosen.empty()) {
+      best = 0;  // the pool is in random order
+    } else {
+      double farthest = -1;
+      for (std::size_t i = 0; i < pool.size(); ++i)
+        if (!taken[i] && nearest[i] > farthest) {
+          farthest = nearest[i];
+          best = i;
+        }
+    }
+    taken[best] = true;
+    chosen.push_back(pool[best]);
+    account_for(pool_x[best]);
+  }
+  design_.assign(chosen.rbegin(), chosen.rend());
+}
+
+std::vector<Config> BayesOpt::candidates() {
+  std::unordered_set<Config, ConfigHash> seen;
+  std::vector<Config> found;
+  const auto add = [&](const Config& c) {
+    if (!state_.proposed(c) && seen.insert(c).second) found.push_back(c);
+  };
+  // Neighbours of the best few successes: where improvement is most likely.
+  std::vector<const Point*> best;
+  for (const Point& p : points_)
+    if (p.log_time) best.push_back(&p);
+  const std::size_t leaders = std::min<std::size_t>(kLeaders, best.size());
+  std::partial_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(leaders), best.end(),
+                    [](const Point* a, const Point* b) { return *a->log_time < *b->log_time; });
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, leaders); ++i)
+    for (const Config& c : state_.unproposed_neighbours(best[i]->config, Neighbourhood::hamming)) add(c);
+  // Crossings of the leaders, axis by axis: good configs often share good values per axis, and a
+  // mix of two can land where neither's neighbourhood reaches.
+  const Space& space = state_.space();
+  for (std::size_t child = 0; leaders >= 2 && child < kCrossings; ++child) {
+    const Config& a = best[std::uniform_int_distribution<std::size_t>(0, leaders - 1)(state_.rng())]->config;
+    const Config& b = best[std::uniform_int_distribution<std::size_t>(0, leaders - 1)(state_.rng())]->config;
+    Config mixed = a;
+    for (std::size_t axis = 0; axis < mixed.values.size(); ++axis)
+      if (state_.uniform() < 0.5) mixed.values[axis] = b.values[axis];
+    if (space.valid(mixed)) add(mixed);
+  }
+  // The warm start's best configs not tried yet, while the prior still has a say.
+  for (std::size_t i = 0, added = 0; i < prior_ranked_.size() && added < 16; ++i)
+    if (!state_.proposed(prior_ranked_[i])) {
+      add(prior_ranked_[i]);
+      ++added;
+    }
+  for (std::size_t draw = 0; draw < options_.candidates; ++draw) {
+    auto config = state_.random_unproposed();
+    if (!config) break;
+    add(*config);
+  }
+  return found;
+}
+
+std::vector<const BayesOpt::Point*> BayesOpt::window() const {
+  std::vector<const Point*> kept;
+  if (points_.size() <= options_.window) {
+    for (const Point& p : points_) kept.push_back(&p);
+    return kept;
+  }
+  // The best half, then the most recent: the model must be right near the optimum and where the
+  // search is now.
+  std::vector<const Point*> by_time;
+  for (const Point& p : points_)
+    if (p.log_time) by_time.push_back(&p);
+  const std::size_t best_half = std::min(by_time.size(), options_.window / 2);
+  std::partial_sort(by_time.begin(), by_time.begin() + static_cast<std::ptrdiff_t>(best_half), by_time.end(),
+                    [](const Point* a, const Point* b) { return *a->log_time < *b->log_time; });
+  std::unordered_set<const Point*> in(by_time.begin(), by_time.begin() + static_cast<std::ptrdiff_t>(best_half));
+  kept.assign(by_time.begin(), by_time.begin() + static_cast<std::ptrdiff_t>(best_half));
+  for (auto it = points_.rbegin(); it != points_.rend() && kept.size() < options_.window; ++it)
+    if (in.insert(&*it).second) kept.push_back(&*it);
+  return kept;
+}
+
+std::vector<Config> BayesOpt::model_batch(std::size_t size) {
+  const std::vector<const Point*> data = window();
+  double slowest = -std::numeric_limits<double>::infinity();
+  for (const Point* p : data)
+    if (p->log_time) slowest = std::max(slowest, *p->log_time);
+  const auto n = static_cast<Eigen::Index>(data.size());
+  Eigen::VectorXd y(n), prior(n);
+  Eigen::MatrixXd x(n, static_cast<Eigen::Index>(encoding_.dimensions()));
+  for (Eigen::Index i = 0; i < n; ++i) {
+    y(i) = data[i]->log_time.value_or(slowest);
+    prior(i) = data[i]->prior;
+    x.row(i) = data[i]->x.transpose();
+  }
+  const double mean = y.mean();
+  const double sd = n > 1 ? std::sqrt((y.array() - mean).square().sum() / static_cast<double>(n - 1)) : 0.0;
+  y = (y.array() - mean) / (sd > 1e-12 ? sd : 1.0);
+  // The warm start's scale, by least squares shrunk towards the guess; the model learns what it misses.
+  double scale = 0;
+  if (!prior_.empty())
+    scale = (prior.dot(y) + kPriorScaleWeight * kPriorScaleGuess) / (prior.squaredNorm() + kPriorScaleWeight);
+  Eigen::VectorXd residual = y - scale * prior;
+  const double offset = residual.mean();
+  residual.array() -= offset;
+  model_.set_data(x, residual);
+  if (points_.size() >= next_fit_) {
+    model_.fit(kFitEvaluations);
+    const std::size_t n_points = points_.size();
+    next_fit_ = n_points + std::max<std::size_t>(1, (n_points >= options_.window ? options_.window : n_points) / 4);
+  }
+  double incumbent = std::numeric_limits<double>::infinity();
+  for (Eigen::Index i = 0; i < n; ++i)
+    if (data[i]->log_time) incumbent = std::min(incumbent, y(i));
+
+  std::vector<Config> pool = candidates();
+  std::vector<Config> batch;
+  if (pool.empty()) return batch;
+  Eigen::MatrixXd px(static_cast<Eigen::Index>(pool.size()), x.cols());
+  Eigen::VectorXd pprior(static_cast<Eigen::Index>(pool.size()));
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    px.row(static_cast<Eigen::Index>(i)) = coordinates(pool[i]).transpose();
+    pprior(static_cast<Eigen::Index>(i)) = prior_of(pool[i]);
+  }
+  // Cost ≈ a + b · time, by least squares over the successes: measuring takes longer the slower
+  // the config. Without a positive slope (compiles dominate) every candidate costs the same.
+  double cost_base = 1, cost_slope = 0, cheapest = std::numeric_limits<double>::infinity();
+  if (options_.cost_power > 0) {
+    double n_ok = 0, st = 0, sc = 0, stt = 0, stc = 0;
+    for (const Point* p : data)
+      if (p->log_time && p->cost_seconds > 0) {
+        const double t = std::exp(*p->log_time);
+        n_ok += 1;
+        st += t;
+        sc += p->cost_seconds;
+        stt += t * t;
+        stc += t * p->cost_seconds;
+        cheapest = std::min(cheapest, p->cost_seconds);
+      }
+    const double spread = n_ok * stt - st * st;
+    if (n_ok >= 3 && spread > 0) {
+      cost_slope = std::max(0.0, (n_ok * stc - st * sc) / spread);
+      cost_base = (sc - cost_slope * st) / n_ok;
+    }
+  }
+  const double log_sd = sd > 1e-12 ? sd : 1.0;
+  const auto predicted_cost = [&](double mu) {
+    if (cost_slope <= 0) return 1.0;
+    return std::max(cost_base + cost_slope * std::exp(mean + log_sd * mu), 0.5 * cheapest);
+  };
+
+  std::vector<bool> taken(pool.size(), false);
+  while (batch.size() < size && batch.size() < pool.size()) {
+    const GaussianProcess::Prediction predicted = model_.predict(px);
+    std::size_t pick = pool.size();
+    double best_gain = -1;
+    for (std::size_t i = 0; i < pool.size(); ++i) {
+      if (taken[i]) continue;
+      const auto row = static_cast<Eigen::Index>(i);
+      const double mu = offset + scale * pprior(row) + predicted.mean(row);
+      const double sigma = std::sqrt(predicted.variance(row));
+      const double improvement = incumbent - options_.exploration - mu;
+      const double z = improvement / sigma;
+      double gain = improvement * normal_cdf(z) + sigma * normal_pdf(z);
+      if (cost_slope > 0) gain /= std::pow(predicted_cost(mu), options_.cost_power);
+      if (gain > best_gain) {
+        best_gain = gain;
+        pick = i;
+      }
+    }
+    if (pick == pool.size()) break;
+    taken[pick] = true;
+    batch.push_back(pool[pick]);
+    if (batch.size() < size) model_.add_point(px.row(static_cast<Eigen::Index>(pick)).transpose(),
+                                              predicted.mean(static_cast<Eigen::Index>(pick)));
+  }
+  return batch;
+}
+
+std::vector<Config> BayesOpt::propose(std::size_t max_batch) {
+  if (max_batch == 0) return {};
+  if (!design_built_) build_design();
+  std::vector<Config> batch;
+  while (!design_.empty() && batch.size() < max_batch) {
+    if (state_.claim(design_.back())) batch.push_back(design_.back());
+    design_.pop_back();
+  }
+  if (!batch.empty()) return batch;
+  const bool any_success = std::any_of(points_.begin(), points_.end(), [](const Point& p) { return p.log_time.has_value(); });
+  if (any_success) batch = model_batch(max_batch);
+  for (const Config& c : batch) state_.claim(c);
+  // Nothing to model yet (every config so far failed): random configs, a batch of them.
+  const std::size_t random_fill = any_success ? 0 : max_batch;
+  while (batch.size() < random_fill) {
+    auto config = state_.claim_random();
+    if (!config) break;
+    batch.push_back(std::move(*config));
+  }
+  return batch;
+}
+
+void BayesOpt::observe(const Observation& observation) {
+  state_.record(observation);
+  Point p;
+  p.config = observation.config;
+  p.x = coordinates(observation.config);
+  // A time of 0 (a landscape's rounding) must not become -inf.
+  if (observation.objective) p.log_time = std::log(std::max(*observation.objective, 1e-12));
+  p.prior = prior_of(observation.config);
+  p.cost_seconds = observation.cost_seconds;
+  points_.push_back(std::move(p));
+}
+
+}  // namespace cutune

@@ -1,0 +1,71 @@
+#pragma once
+// Bayesian optimisation over a discrete, constrained space (the model-based strategy).
+//
+// - Start: a space-filling design (greedy maximin over a pool of random valid configs), led by
+//   the best configs of a warm start when there is one.
+// - Model: a Gaussian process (gaussian_process.hpp) on the log of the time, standardised.
+//   Failed configs count as the slowest time seen, so the model learns to avoid their region.
+//   With a warm start, the model's prior mean is the warm start's normalised log time scaled by a
+//   factor fitted to what this search has measured (0 when the other results do not predict
+//   these, so a misleading prior fades as evidence comes in).
+// - Proposals: expected improvement, evaluated over candidates that are all valid and
+//   unproposed (random configs plus the neighbours of the best few), so it never proposes an
+//   invalid config. Batches are chosen one pick at a time, each pick entered into the model at
+//   its predicted time ("constant liar"), so a batch spreads out instead of crowding one spot.
+// - Cost: the model is fitted to a window of at most `window` observations (the best half and
+//   the most recent), and its hyperparameters refitted on a schedule, so a proposal stays in
+//   milliseconds next to seconds of compiling and measuring.
+#include <memory>
+#include <unordered_map>
+
+#include "gaussian_process.hpp"
+#include "search_state.hpp"
+
+namespace cutune {
+
+class BayesOpt : public Strategy {
+ public:
+  struct Options {
+    std::size_t initial = 8;       // space-filling configs before the model leads (warm-start seeds count)
+    std::size_t candidates = 256;  // random valid configs scored per proposal, besides neighbours of the best
+    std::size_t window = 160;      // observations the model is fitted to, at most
+    std::size_t warm_seeds = 3;    // a warm start's best configs that open the search
+    double exploration = 0.0;      // ξ of expected improvement, in standard deviations of log time
+    // Expected improvement is divided by the predicted cost of the evaluation to this power
+    // (0: plain EI). Slow configs also take longest to measure, so on a small budget a search
+    // that prefers cheap evaluations gets more of them.
+    double cost_power = 0.0;
+  };
+  BayesOpt(const Space& space, std::uint64_t seed, Options options, const WarmStart& warm_start = {});
+  std::string name() const override { return "bayes_opt"; }
+  std::vector<Config> propose(std::size_t max_batch) override;
+  void observe(const Observation& observation) override;
+
+ private:
+  struct Point {
+    Config config;
+    Eigen::VectorXd x;              // unit coordinates
+    std::optional<double> log_time;  // nullopt: failed
+    double prior = 0;                // the warm start's normalised log time (0: none)
+    double cost_seconds = 0;         // what evaluating it cost
+  };
+  void build_design();
+  Eigen::VectorXd coordinates(const Config& config) const;
+  double prior_of(const Config& config) const;
+  std::vector<Config> candidates();
+  std::vector<const Point*> window() const;
+  std::vector<Config> model_batch(std::size_t size);
+
+  SearchState state_;
+  Options options_;
+  UnitEncoding encoding_;
+  GaussianProcess model_;
+  std::vector<Config> design_;  // still to propose, next last
+  bool design_built_ = false;
+  std::vector<Point> points_;  // every observation, in order
+  std::size_t next_fit_ = 3;   // refit the hyperparameters when this many points are observed
+  std::unordered_map<Config, double, ConfigHash> prior_;  // warm start: normalised log time
+  std::vector<Config> prior_ranked_;                       // warm start's configs, best first
+};
+
+}  // namespace cutune
