@@ -161,9 +161,8 @@ void store_best_cubins(db::Store& store, const Family& family, const Space& spac
   }
 }
 
-// The warm start of one problem's search: the family's results for every other (device,
-// problem), configs parsed into this search's space. A config the space does not hold (another
-// device's limits, a restriction, an older template's axes) is left out.
+}  // namespace
+
 WarmStart warm_start_for(const Space& space, const std::vector<db::SourceResults>& elsewhere,
                          const std::string& device_uuid, const std::string& problem_key) {
   WarmStart warm_start;
@@ -183,8 +182,6 @@ WarmStart warm_start_for(const Space& space, const std::vector<db::SourceResults
   }
   return warm_start;
 }
-
-}  // namespace
 
 Space tuning_space(const Family& family, const DeviceLimits& limits, const std::vector<std::string>& restrictions) {
   Space space = family.space(limits);

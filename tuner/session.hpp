@@ -38,6 +38,12 @@ struct SessionOptions {
 // expression that does not parse, or when no config is left.
 Space tuning_space(const Family& family, const DeviceLimits& limits, const std::vector<std::string>& restrictions);
 
+// The warm start of one problem's search: the family's results (Store::family_results_by_source)
+// for every (device, problem) but this search's own, configs parsed into its space. A config the
+// space does not hold (another device's limits, a restriction, an older template's axes) is left out.
+WarmStart warm_start_for(const Space& space, const std::vector<db::SourceResults>& elsewhere,
+                         const std::string& device_uuid, const std::string& problem_key);
+
 struct SessionResult {
   std::int64_t run_id = 0;
   std::int64_t evaluated = 0, skipped = 0;

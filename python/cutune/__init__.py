@@ -86,8 +86,8 @@ __all__ = ["tune_kernel", "compile_kernel", "CutuneError", "ErrorConfig", "Inval
 # default (genetic_algorithm) also covers the whole space when no budget is given.
 _STRATEGIES = {"brute_force": "brute_force", "random_sample": "random_sampling",
                "genetic_algorithm": "genetic_algorithm", "simulated_annealing": "simulated_annealing",
-               "greedy_ils": "greedy_ils"}
-_CUTUNE_STRATEGIES = ("brute_force", "random_sampling", "greedy_ils", "simulated_annealing", "genetic_algorithm",
+               "greedy_ils": "greedy_ils", "bayes_opt": "bayes_opt"}
+_CUTUNE_STRATEGIES = ("bayes_opt", "brute_force", "random_sampling", "greedy_ils", "simulated_annealing", "genetic_algorithm",
                       "auc_bandit", "nlopt_sbplx", "nlopt_neldermead", "nlopt_bobyqa", "nlopt_direct_l", "nlopt_crs2",
                       "nlopt_isres")
 

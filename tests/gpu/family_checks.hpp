@@ -50,7 +50,7 @@ inline MeasureOptions quick_measure() {
 inline SessionOptions quick_session(std::vector<Problem> problems) {
   SessionOptions o;
   o.problems = std::move(problems);
-  o.strategy = "brute_force";
+  o.strategy.name = "brute_force";
   o.compile_jobs = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   o.cache_folder = CompileCache::default_folder();
   o.measure = quick_measure();

@@ -20,7 +20,7 @@ TEST(GpuCubins, TheBestConfigOfEachProblemIsStoredAndLoads) {
   ScanFamily scan;
   SessionOptions options;
   options.problems = {ScanFamily::make_problem(1 << 16, "int32"), ScanFamily::make_problem(1 << 20, "int64")};
-  options.strategy = "brute_force";
+  options.strategy.name = "brute_force";
   options.budget.max_evals = 6;
   options.cache_folder = CompileCache::default_folder();
   options.measure.min_samples = 3;

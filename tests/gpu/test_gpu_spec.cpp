@@ -95,7 +95,7 @@ std::filesystem::path write_saxpy(const std::filesystem::path& folder, const std
 
 SessionOptions budgeted(std::vector<Problem> problems, std::int64_t evals) {
   SessionOptions o = quick_session(std::move(problems));
-  o.strategy = "random_sampling";
+  o.strategy.name = "random_sampling";
   o.budget.max_evals = evals;
   return o;
 }

@@ -549,7 +549,7 @@ class MiscErrors(unittest.TestCase):
                                ({"texmem_args": {"t": a}}, "not supported by cutune: texmem_args"),
                                ({"observers": [object()], "defines": {}}, "defines, observers"),
                                ({"frobnicate": 1}, "unknown option.*frobnicate"),
-                               ({"strategy": "bayes_opt"}, "strategy 'bayes_opt' is not supported"),
+                               ({"strategy": "pso"}, "strategy 'pso' is not supported"),
                                ({"strategy_options": {"popsize": 4}}, "popsize"), ({"device": -1}, "device"),
                                ({"iterations": 0}, "iterations")]:
             with self.assertRaisesRegex(CutuneError, pattern, msg=repr(extra)):

@@ -71,11 +71,12 @@ double BayesOpt::prior_of(const Config& config) const {
   return it == prior_.end() ? 0.0 : it->second;
 }
 
-void BayesOpt::build_design() {
+void BayesOpt::build_design(std::size_t size) {
+  // The design: `size` configs, the warm start's best first.
   design_built_ = true;
   std::vector<Config> chosen;
   for (const Config& config : prior_ranked_) {
-    if (chosen.size() >= std::min(options_.warm_seeds, options_.initial)) break;
+    if (chosen.size() >= std::min(options_.warm_seeds, size)) break;
     chosen.push_back(config);
   }
   const std::size_t seeded = chosen.size();
@@ -83,7 +84,7 @@ void BayesOpt::build_design() {
   // from everything chosen so far, so the design covers the space instead of clustering.
   std::unordered_set<Config, ConfigHash> pooled(chosen.begin(), chosen.end());
   std::vector<Config> pool;
-  const std::size_t wanted = options_.initial > seeded ? options_.initial - seeded : 0;
+  const std::size_t wanted = size > seeded ? size - seeded : 0;
   for (std::size_t draw = 0; draw < 32 * wanted; ++draw) {
     auto config = state_.random_unproposed();
     if (!config) break;
@@ -246,16 +247,16 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
     return std::max(cost_base + cost_slope * std::exp(mean + log_sd * mu), 0.5 * cheapest);
   };
 
+  GaussianProcess::Candidates predicted(model_, px);
   std::vector<bool> taken(pool.size(), false);
   while (batch.size() < size && batch.size() < pool.size()) {
-    const GaussianProcess::Prediction predicted = model_.predict(px);
     std::size_t pick = pool.size();
     double best_gain = -1;
     for (std::size_t i = 0; i < pool.size(); ++i) {
       if (taken[i]) continue;
       const auto row = static_cast<Eigen::Index>(i);
-      const double mu = offset + scale * pprior(row) + predicted.mean(row);
-      const double sigma = std::sqrt(predicted.variance(row));
+      const double mu = offset + scale * pprior(row) + predicted.mean()(row);
+      const double sigma = std::sqrt(predicted.variance()(row));
       const double improvement = incumbent - options_.exploration - mu;
       const double z = improvement / sigma;
       double gain = improvement * normal_cdf(z) + sigma * normal_pdf(z);
@@ -268,15 +269,14 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
     if (pick == pool.size()) break;
     taken[pick] = true;
     batch.push_back(pool[pick]);
-    if (batch.size() < size) model_.add_point(px.row(static_cast<Eigen::Index>(pick)).transpose(),
-                                              predicted.mean(static_cast<Eigen::Index>(pick)));
+    if (batch.size() < size) predicted.fantasise(static_cast<Eigen::Index>(pick));
   }
   return batch;
 }
 
 std::vector<Config> BayesOpt::propose(std::size_t max_batch) {
   if (max_batch == 0) return {};
-  if (!design_built_) build_design();
+  if (!design_built_) build_design(options_.initial);
   std::vector<Config> batch;
   while (!design_.empty() && batch.size() < max_batch) {
     if (state_.claim(design_.back())) batch.push_back(design_.back());
@@ -284,7 +284,10 @@ std::vector<Config> BayesOpt::propose(std::size_t max_batch) {
   }
   if (!batch.empty()) return batch;
   const bool any_success = std::any_of(points_.begin(), points_.end(), [](const Point& p) { return p.log_time.has_value(); });
-  if (any_success) batch = model_batch(max_batch);
+  // A batch proposed from n observations is at most n / 2 (and at least 2) configs: a large batch
+  // chosen from little knowledge is mostly guesswork, and on a small budget it would spend the
+  // budget before the model learns. Batches grow as the model does, to what the session asks.
+  if (any_success) batch = model_batch(std::min(max_batch, std::max<std::size_t>(2, points_.size() / 2)));
   for (const Config& c : batch) state_.claim(c);
   // Nothing to model yet (every config so far failed): random configs, a batch of them.
   const std::size_t random_fill = any_success ? 0 : max_batch;

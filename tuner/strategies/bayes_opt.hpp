@@ -49,7 +49,7 @@ class BayesOpt : public Strategy {
     double prior = 0;                // the warm start's normalised log time (0: none)
     double cost_seconds = 0;         // what evaluating it cost
   };
-  void build_design();
+  void build_design(std::size_t size);
   Eigen::VectorXd coordinates(const Config& config) const;
   double prior_of(const Config& config) const;
   std::vector<Config> candidates();

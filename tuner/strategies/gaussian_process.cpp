@@ -64,14 +64,6 @@ void GaussianProcess::set_data(Eigen::MatrixXd x, Eigen::VectorXd y) {
   factor();
 }
 
-void GaussianProcess::add_point(const Eigen::VectorXd& x, double y) {
-  x_.conservativeResize(x_.rows() + 1, Eigen::NoChange);
-  x_.row(x_.rows() - 1) = x.transpose();
-  y_.conservativeResize(y_.size() + 1);
-  y_(y_.size() - 1) = y;
-  factor();
-}
-
 double GaussianProcess::log_posterior(const Hyperparameters& hyper) const {
   double prior = log_normal_density(hyper.log_signal, kSignalPriorMean, kSignalPriorSd) +
                  log_normal_density(hyper.log_noise, kNoisePriorMean, kNoisePriorSd);
@@ -139,18 +131,35 @@ void GaussianProcess::fit(int max_evaluations) {
 }
 
 GaussianProcess::Prediction GaussianProcess::predict(const Eigen::MatrixXd& points) const {
-  Prediction p;
-  const double prior_variance = std::exp(hyper_.log_signal);
-  if (y_.size() == 0) {
-    p.mean = Eigen::VectorXd::Zero(points.rows());
-    p.variance = Eigen::VectorXd::Constant(points.rows(), prior_variance);
-    return p;
+  const Candidates candidates(*this, points);
+  return {candidates.mean(), candidates.variance()};
+}
+
+GaussianProcess::Candidates::Candidates(const GaussianProcess& model, Eigen::MatrixXd points)
+    : model_(model), points_(std::move(points)) {
+  const double prior_variance = std::exp(model.hyper_.log_signal);
+  if (model.y_.size() == 0) {
+    whitened_.resize(0, points_.rows());
+    mean_ = Eigen::VectorXd::Zero(points_.rows());
+    variance_ = Eigen::VectorXd::Constant(points_.rows(), prior_variance);
+    return;
   }
-  const Eigen::MatrixXd cross = covariance(x_, points, hyper_);  // n × m
-  p.mean = cross.transpose() * alpha_;
-  const Eigen::MatrixXd v = cholesky_.matrixL().solve(cross);
-  p.variance = (prior_variance - v.colwise().squaredNorm().transpose().array()).max(1e-12).matrix();
-  return p;
+  const Eigen::MatrixXd cross = model.covariance(model.x_, points_, model.hyper_);
+  mean_ = cross.transpose() * model.alpha_;
+  whitened_ = model.cholesky_.matrixL().solve(cross);
+  variance_ = (prior_variance - whitened_.colwise().squaredNorm().transpose().array()).max(1e-12).matrix();
+}
+
+void GaussianProcess::Candidates::fantasise(Eigen::Index point) {
+  // Posterior covariance of every point with the fantasy, then the rank-one update that
+  // observing it (with the model's noise) makes to the variances.
+  const Eigen::VectorXd prior_cross = model_.covariance(points_, points_.row(point), model_.hyper_).col(0);
+  const Eigen::VectorXd cross = prior_cross - whitened_.transpose() * whitened_.col(point);
+  const double scale = std::sqrt(variance_(point) + std::exp(model_.hyper_.log_noise) + kJitter);
+  const Eigen::RowVectorXd row = (cross / scale).transpose();
+  variance_ = (variance_.array() - row.transpose().array().square()).max(1e-12).matrix();
+  whitened_.conservativeResize(whitened_.rows() + 1, Eigen::NoChange);
+  whitened_.row(whitened_.rows() - 1) = row;
 }
 
 }  // namespace cutune

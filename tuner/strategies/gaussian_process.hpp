@@ -31,14 +31,29 @@ class GaussianProcess {
   // Replaces the data (rows of x are points) and factors the kernel matrix with the current
   // hyperparameters.
   void set_data(Eigen::MatrixXd x, Eigen::VectorXd y);
-  // Appends one point and refactors (the "constant liar" of batched proposals: y is the model's
-  // own prediction, so the next pick looks elsewhere).
-  void add_point(const Eigen::VectorXd& x, double y);
   // Fits the hyperparameters to the data, starting from the current ones, with at most
   // `max_evaluations` likelihood evaluations, then refactors.
   void fit(int max_evaluations);
 
   Prediction predict(const Eigen::MatrixXd& points) const;
+
+  // The joint posterior over a fixed set of points, conditioned further on fantasised
+  // observations at some of them: batched proposals' "constant liar". A fantasy observed at its
+  // own predicted mean leaves every mean unchanged and shrinks the variances near it, so each
+  // fantasy costs O(points · (n + fantasies)) instead of a refactorisation.
+  class Candidates {
+   public:
+    Candidates(const GaussianProcess& model, Eigen::MatrixXd points);
+    const Eigen::VectorXd& mean() const { return mean_; }
+    const Eigen::VectorXd& variance() const { return variance_; }
+    void fantasise(Eigen::Index point);
+
+   private:
+    const GaussianProcess& model_;
+    Eigen::MatrixXd points_;
+    Eigen::MatrixXd whitened_;  // L⁻¹ K(X, points), one row per observation or fantasy
+    Eigen::VectorXd mean_, variance_;
+  };
   std::size_t size() const { return static_cast<std::size_t>(y_.size()); }
   const Hyperparameters& hyperparameters() const { return hyper_; }
 

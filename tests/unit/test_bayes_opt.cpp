@@ -1,0 +1,183 @@
+// The model-based strategy's parts: the Gaussian process, its batched "constant liar" update,
+// the warm start (what it reads and how it opens a search), and strategy options.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "core/error.hpp"
+#include "results_fixture.hpp"
+#include "session.hpp"
+#include "strategies/bayes_opt.hpp"
+#include "strategies/gaussian_process.hpp"
+#include "strategies/strategy.hpp"
+
+using namespace cutune;
+
+namespace {
+
+// Points on [0, 1] and a smooth function of them.
+Eigen::MatrixXd line_points(int n) {
+  Eigen::MatrixXd x(n, 1);
+  for (int i = 0; i < n; ++i) x(i, 0) = static_cast<double>(i) / (n - 1);
+  return x;
+}
+Eigen::VectorXd wave(const Eigen::MatrixXd& x) { return (6.0 * x.col(0)).array().sin().matrix(); }
+
+Space grid_space() {
+  Space s;
+  s.axis("a", {1, 2, 3, 4, 5, 6, 7, 8}).axis("b", {1, 2, 3, 4, 5, 6, 7, 8}).require("a + b <= 14");
+  return s;
+}
+
+}  // namespace
+
+TEST(GaussianProcess, InterpolatesItsDataAndIsUnsureFarFromIt) {
+  GaussianProcess gp(1);
+  const Eigen::MatrixXd x = line_points(8);
+  gp.set_data(x, wave(x));
+  const double before = gp.log_posterior(gp.hyperparameters());
+  gp.fit(200);
+  EXPECT_GE(gp.log_posterior(gp.hyperparameters()), before);  // the fit never ends worse than its start
+
+  const auto at_data = gp.predict(x);
+  for (int i = 0; i < x.rows(); ++i) {
+    EXPECT_NEAR(at_data.mean(i), wave(x)(i), 0.05) << i;
+    EXPECT_LT(at_data.variance(i), 0.01) << i;
+  }
+  Eigen::MatrixXd between(1, 1), far(1, 1);
+  between << 0.5 / 7;
+  far << 3.0;
+  EXPECT_NEAR(gp.predict(between).mean(0), std::sin(6.0 * 0.5 / 7), 0.1);
+  EXPECT_GT(gp.predict(far).variance(0), 10 * gp.predict(between).variance(0));
+}
+
+TEST(GaussianProcess, AFantasyShrinksVariancesAsRefittingWithItWould) {
+  GaussianProcess gp(2);
+  Eigen::MatrixXd x(5, 2);
+  x << 0.1, 0.2, 0.8, 0.3, 0.5, 0.9, 0.3, 0.6, 0.9, 0.9;
+  Eigen::VectorXd y(5);
+  y << 0.3, -1.0, 0.5, 0.1, 1.2;
+  gp.set_data(x, y);
+  Eigen::MatrixXd points(4, 2);
+  points << 0.5, 0.5, 0.55, 0.5, 0.0, 1.0, 1.0, 0.0;
+
+  GaussianProcess::Candidates candidates(gp, points);
+  const Eigen::VectorXd mean_before = candidates.mean();
+  candidates.fantasise(0);
+  candidates.fantasise(3);
+
+  // The same with the fantasies added as data at their predicted means: the means must not
+  // move and the variances must match.
+  Eigen::MatrixXd more(7, 2);
+  more << x, points.row(0), points.row(3);
+  Eigen::VectorXd more_y(7);
+  more_y << y, mean_before(0), mean_before(3);
+  GaussianProcess refit = gp;
+  refit.set_data(more, more_y);
+  const auto expected = refit.predict(points);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NEAR(candidates.mean()(i), expected.mean(i), 1e-9) << i;
+    EXPECT_NEAR(candidates.variance()(i), expected.variance(i), 1e-9) << i;
+  }
+  EXPECT_LT(candidates.variance()(1), gp.predict(points).variance(1));  // a neighbour of a fantasy is surer too
+}
+
+TEST(BayesOpt, AWarmStartOpensWithTheOtherResultsBestValidConfigs) {
+  const Space space = grid_space();
+  WarmStartSource other{"other GPU", {}};
+  // Fastest first would be (8, 8), which this space does not hold: it must be skipped.
+  other.results.push_back({Config{{8, 8}}, 0.1, 1});
+  other.results.push_back({Config{{7, 7}}, 0.2, 1});
+  other.results.push_back({Config{{2, 3}}, 0.3, 1});
+  other.results.push_back({Config{{5, 1}}, std::nullopt, 1});  // failed there
+  other.results.push_back({Config{{1, 1}}, 9.0, 1});
+  other.results.push_back({Config{{4, 4}}, 0.25, 1});
+  BayesOpt::Options options;
+  options.warm_seeds = 3;
+  options.initial = 5;
+  BayesOpt search(space, 7, options, {other});
+  const auto first = search.propose(3);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first[0], (Config{{7, 7}}));
+  EXPECT_EQ(first[1], (Config{{4, 4}}));
+  EXPECT_EQ(first[2], (Config{{2, 3}}));
+  for (const auto& c : first) EXPECT_TRUE(space.valid(c));
+}
+
+TEST(BayesOpt, BatchesGrowWithWhatTheModelKnows) {
+  const Space space = grid_space();
+  BayesOpt::Options options;
+  options.initial = 6;
+  BayesOpt search(space, 3, options, {});
+  std::set<Config> seen;
+  std::size_t observed = 0;
+  for (const std::size_t expected : {6, 3, 4, 6, 9, 14, 16, 3, 0}) {  // 61 valid configs
+    const auto batch = search.propose(16);
+    EXPECT_EQ(batch.size(), expected) << "after " << observed;  // the design, then half of what was observed, then the rest
+    for (const auto& c : batch) {
+      EXPECT_TRUE(space.valid(c));
+      EXPECT_TRUE(seen.insert(c).second) << space.key(c);
+      search.observe({c, 1.0 + std::abs(static_cast<double>(c.values[0]) - 5) + static_cast<double>(c.values[1]), 0.5});
+      ++observed;
+    }
+  }
+}
+
+TEST(WarmStart, ReadsOnlyTheSameFamilyAndLeavesOutTheSearchsOwnResults) {
+  const cutune::testing::TempFolder folder{"cutune-warm"};
+  db::Store store((folder / "w.db").string());
+  cutune::testing::ResultsBuilder add(store);
+  const auto here = add.device("GPU-here", "H100", 9, 0), there = add.device("GPU-there", "A100", 8, 0);
+  add.result(here, "scan", 1024, "int32", "algo=warp,block=256", 1.0);       // this search's own
+  add.result(here, "scan", 2048, "int32", "algo=warp,block=128", 2.0);       // another size
+  add.result(there, "scan", 1024, "int32", "algo=warp,block=512", 3.0);      // another GPU
+  add.result(there, "scan", 1024, "int32", "algo=warp,block=999", 3.0);      // off this space
+  add.result(there, "scan", 1024, "int32", "algo=warp,block=64", std::nullopt, "compile_error");
+  add.result(there, "reduce", 1024, "int32", "algo=warp,block=128", 0.5);    // another family
+
+  Space space;
+  space.labelled_axis("algo", {"warp", "blelloch"}).axis("block", {64, 128, 256, 512});
+  const auto sources = store.family_results_by_source("scan");
+  ASSERT_EQ(sources.size(), 3u);
+  const WarmStart warm = warm_start_for(space, sources, "GPU-here", "n=1024,type=int32");
+  ASSERT_EQ(warm.size(), 2u);
+  std::size_t results = 0;
+  for (const auto& source : warm) {
+    EXPECT_EQ(source.name.find("reduce"), std::string::npos);
+    for (const auto& r : source.results) {
+      EXPECT_TRUE(space.valid(r.config));
+      EXPECT_NE(space.key(r.config), "algo=warp,block=256") << "the search's own result";
+      if (space.key(r.config) == "algo=warp,block=64") EXPECT_FALSE(r.objective.has_value());
+      ++results;
+    }
+  }
+  EXPECT_EQ(results, 3u);  // block=128 (2048), block=512 and the failed block=64 (A100); not 999, not reduce
+}
+
+TEST(StrategyOptions, AreValidatedWhereTheStrategyReadsThem) {
+  EXPECT_NO_THROW(check_strategy({"bayes_opt", {{"initial", "12"}, {"cost_power", "0.5"}}}));
+  EXPECT_NO_THROW(check_strategy({"greedy_ils", {{"neighbourhood", "adjacent"}}}));
+  const auto message = [](const StrategySpec& spec) {
+    try {
+      check_strategy(spec);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"bayes_opt", {{"nosuch", "1"}}}).find("no such option (known: initial, candidates"), std::string::npos);
+  EXPECT_NE(message({"bayes_opt", {{"initial", "0"}}}).find("whole number from 1 to"), std::string::npos);
+  EXPECT_NE(message({"bayes_opt", {{"initial", "4x"}}}).find("initial=4x"), std::string::npos);
+  EXPECT_NE(message({"bayes_opt", {{"exploration", "nan"}}}).find("a number from 0 to 10"), std::string::npos);
+  EXPECT_NE(message({"greedy_ils", {{"neighbourhood", "far"}}}).find("one of adjacent, hamming"), std::string::npos);
+  EXPECT_NE(message({"random_sampling", {{"x", "1"}}}).find("takes no options"), std::string::npos);
+  EXPECT_THROW(parse_strategy_option("initial"), UsageError);
+  EXPECT_THROW(parse_strategy_option("=3"), UsageError);
+  EXPECT_EQ(parse_strategy_option("initial=3").second, "3");
+
+  const auto options = strategy_options("bayes_opt");
+  ASSERT_FALSE(options.empty());
+  EXPECT_EQ(options.front().name, "initial");
+  EXPECT_EQ(label_of({"bayes_opt", {{"window", "80"}, {"initial", "4"}}}), "bayes_opt initial=4 window=80");
+}
