@@ -13,7 +13,7 @@ echo "## Every strategy, default options ($(date -u +%F), commit $(git -C "$(dir
 
 echo; echo "## bayes_opt option grid"
 "$tune" --strategy-bench "$folder" --repeats "$seeds" --leave-one-out --strategy bayes_opt \
-  --strategy-option initial=2,3,5 --strategy-option cost_power=0,0.5,1
+  --strategy-option initial=3,6 --strategy-option cost_power=0.5,1 --strategy-option exploit_every=0,4
 echo; echo "## genetic_algorithm option grid"
 "$tune" --strategy-bench "$folder" --repeats "$seeds" --leave-one-out --strategy genetic_algorithm \
   --strategy-option population=10,20,40 --strategy-option mutation_rate=0.1,0.2

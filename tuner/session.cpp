@@ -348,7 +348,10 @@ SessionResult Session::run() {
       // Enough to keep every GPU and the compile pool busy.
       const std::size_t batch_size =
           std::max({std::size_t{16}, 4 * static_cast<std::size_t>(options_.compile_jobs), 4 * lanes.size()});
+      // The GPUs have finished the last batch and wait while the strategy chooses the next.
+      const auto choosing = Clock::now();
       std::vector<Config> batch = strategy->propose(std::min(batch_size, per_problem - problem_done));
+      result.strategy_seconds += std::chrono::duration<double>(Clock::now() - choosing).count();
       if (batch.empty()) break;
 
       // Every unseen config goes to the scheduler with its compile (urgent, or a prefetch hurried);

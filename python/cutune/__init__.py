@@ -39,7 +39,7 @@ What is supported, and how it differs from Kernel Tuner
   rule: |actual - expected| <= 1e-5 |expected| + atol for floats, exact for integers),
   compiler_options, cmem_args (written as the __constant__ symbol's initialiser), smem_args
   ({"size": int or expression}), metrics, cache (a Kernel Tuner cache file, written after tuning
-  with ``tune db export-kt``), strategy (brute_force, random_sample, genetic_algorithm,
+  with ``tune db export-kt``), strategy (brute_force, random_sample, genetic_algorithm, bayes_opt,
   simulated_annealing, greedy_ils, or any cutune strategy name), strategy_options (max_fevals,
   time_limit, seed), iterations (a fixed number of timed samples; left out, cutune samples until
   the mean is known to 0.5 %, between 10 and 200 samples).
@@ -83,7 +83,7 @@ __all__ = ["tune_kernel", "compile_kernel", "CutuneError", "ErrorConfig", "Inval
            "RuntimeFailedConfig", "__version__"]
 
 # Kernel Tuner strategy names -> cutune's. Kernel Tuner's default (None) is brute force; cutune's
-# default (genetic_algorithm) also covers the whole space when no budget is given.
+# default (bayes_opt) also covers the whole space when no budget is given.
 _STRATEGIES = {"brute_force": "brute_force", "random_sample": "random_sampling",
                "genetic_algorithm": "genetic_algorithm", "simulated_annealing": "simulated_annealing",
                "greedy_ils": "greedy_ils", "bayes_opt": "bayes_opt"}

@@ -122,6 +122,13 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel scan --device 0 --n 0" + with_db), "--n must be positive");
   expect_usage_error(tune("--kernel scan --device 0 --n -7" + with_db), "--n must be positive");
   expect_usage_error(tune("--kernel scan --device 0 --strategy nosuch" + with_db), "unknown --strategy");
+  expect_usage_error(tune("--kernel scan --device 0 --strategy-option nosuch=1" + with_db), "has no such option (known: initial");
+  expect_usage_error(tune("--kernel scan --device 0 --strategy-option initial=2,3" + with_db), "takes a whole number");
+  expect_usage_error(tune("--kernel scan --device 0 --strategy-option initial" + with_db), "expected name=value");
+  expect_usage_error(tune("--kernel scan --device 0 --strategy genetic_algorithm --strategy-option population=1" + with_db),
+                     "population=1: genetic_algorithm takes a whole number from 2");
+  expect_usage_error(tune("--kernel scan --device 0 --strategy-option initial=3 --strategy-option initial=4" + with_db),
+                     "given twice");
   expect_usage_error(tune("--kernel scan --device 0 --max-evals 0" + with_db), "--max-evals must be positive");
   expect_usage_error(tune("--kernel scan --device 0 --cut-ratio 0.5" + with_db), "--cut-ratio must be 0 (never) or more than 1");
   expect_usage_error(tune("--kernel scan --device 0 --cut-ratio -2" + with_db), "--cut-ratio");
@@ -356,6 +363,18 @@ TEST(CliStrategyBench, PrintsATablePerGroup) {
   const CommandRun one = tune("--strategy-bench " + folder.string() + " --strategy genetic_algorithm");
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(one.out.find("random_sampling"), std::string::npos) << one.out;
+
+  // An option grid: a row per setting, and the leave-one-out table naming the setting chosen.
+  const CommandRun grid = tune("--strategy-bench " + folder.string() +
+                               " --strategy genetic_algorithm --strategy-option population=4,8 --leave-one-out");
+  ASSERT_EQ(grid.exit_code, 0) << grid.err;
+  EXPECT_NE(grid.out.find("| genetic_algorithm population=4 |"), std::string::npos) << grid.out;
+  EXPECT_NE(grid.out.find("| genetic_algorithm population=8 |"), std::string::npos) << grid.out;
+  EXPECT_NE(grid.out.find("Leave one landscape out"), std::string::npos) << grid.out;
+  EXPECT_NE(grid.out.find("- genetic_algorithm without tiny: genetic_algorithm population="), std::string::npos) << grid.out;
+  expect_usage_error(tune("--strategy-bench " + folder.string() + " --strategy-option population=4"), "needs --strategy");
+  expect_usage_error(tune("--strategy-bench " + folder.string() + " --strategy genetic_algorithm --strategy-option population=4,"),
+                     "an empty value");
 }
 
 // ---- tune db ------------------------------------------------------------------------------------

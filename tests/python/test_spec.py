@@ -792,7 +792,7 @@ problem = spec["problems"][0]
 key = ",".join(i for i in problem.split(",") if i.startswith("problem_size_x") or not i.endswith("=1"))
 db.execute("INSERT INTO problems VALUES (1, ?, ?, 1, '', '{}', '')", (spec["name"], key))
 db.execute("INSERT INTO runs VALUES (3, ?, 1, 1, ?, 0, '', '', '0.1.0-fake', 't', 't', 'done')",
-           (spec["name"], opt("--strategy") or "genetic_algorithm"))
+           (spec["name"], opt("--strategy") or "bayes_opt"))
 for i, c in enumerate(configs):
     ok = i > 0
     db.execute("INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status, "

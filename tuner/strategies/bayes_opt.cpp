@@ -204,8 +204,11 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
   model_.set_data(x, residual);
   if (points_.size() >= next_fit_) {
     model_.fit(kFitEvaluations);
+    // Often while a few points move the hyperparameters a lot, then at doublings, then once per
+    // window's worth of new points: a fit costs O(120 · n³), the rest of a proposal O(m · n²).
     const std::size_t n_points = points_.size();
-    next_fit_ = n_points + std::max<std::size_t>(1, (n_points >= options_.window ? options_.window : n_points) / 4);
+    next_fit_ = n_points < 32 ? n_points + std::max<std::size_t>(1, n_points / 4)
+                              : n_points + std::min(n_points, options_.window);
   }
   double incumbent = std::numeric_limits<double>::infinity();
   for (Eigen::Index i = 0; i < n; ++i)
@@ -251,7 +254,8 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
   std::vector<bool> taken(pool.size(), false);
   while (batch.size() < size && batch.size() < pool.size()) {
     std::size_t pick = pool.size();
-    double best_gain = -1;
+    double best_gain = -std::numeric_limits<double>::infinity();
+    const bool exploit = options_.exploit_every > 0 && ++picks_ % options_.exploit_every == 0;
     for (std::size_t i = 0; i < pool.size(); ++i) {
       if (taken[i]) continue;
       const auto row = static_cast<Eigen::Index>(i);
@@ -261,6 +265,7 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
       const double z = improvement / sigma;
       double gain = improvement * normal_cdf(z) + sigma * normal_pdf(z);
       if (cost_slope > 0) gain /= std::pow(predicted_cost(mu), options_.cost_power);
+      if (exploit) gain = -mu;
       if (gain > best_gain) {
         best_gain = gain;
         pick = i;

@@ -26,7 +26,7 @@ namespace cutune {
 class BayesOpt : public Strategy {
  public:
   struct Options {
-    std::size_t initial = 8;       // space-filling configs before the model leads (warm-start seeds count)
+    std::size_t initial = 3;       // space-filling configs before the model leads (warm-start seeds count)
     std::size_t candidates = 256;  // random valid configs scored per proposal, besides neighbours of the best
     std::size_t window = 160;      // observations the model is fitted to, at most
     std::size_t warm_seeds = 3;    // a warm start's best configs that open the search
@@ -34,7 +34,10 @@ class BayesOpt : public Strategy {
     // Expected improvement is divided by the predicted cost of the evaluation to this power
     // (0: plain EI). Slow configs also take longest to measure, so on a small budget a search
     // that prefers cheap evaluations gets more of them.
-    double cost_power = 0.0;
+    double cost_power = 1.0;
+    // Every k-th pick takes the candidate with the lowest predicted time instead of the highest
+    // expected improvement (0: never): a portfolio that refines the best region more greedily.
+    std::size_t exploit_every = 4;
   };
   BayesOpt(const Space& space, std::uint64_t seed, Options options, const WarmStart& warm_start = {});
   std::string name() const override { return "bayes_opt"; }
@@ -63,7 +66,8 @@ class BayesOpt : public Strategy {
   std::vector<Config> design_;  // still to propose, next last
   bool design_built_ = false;
   std::vector<Point> points_;  // every observation, in order
-  std::size_t next_fit_ = 3;   // refit the hyperparameters when this many points are observed
+  std::size_t next_fit_ = 3;
+  std::size_t picks_ = 0;      // model picks so far   // refit the hyperparameters when this many points are observed
   std::unordered_map<Config, double, ConfigHash> prior_;  // warm start: normalised log time
   std::vector<Config> prior_ranked_;                       // warm start's configs, best first
 };

@@ -37,6 +37,8 @@ BayesOpt::Options bayes_opt_options(OptionReader& read) {
   o.exploration = read.real("exploration", o.exploration, 0, 10, "ξ of expected improvement (standard deviations)");
   o.cost_power = read.real("cost_power", o.cost_power, 0, 2,
                            "divide expected improvement by the predicted evaluation cost to this power (0: plain EI)");
+  o.exploit_every = read.count("exploit_every", o.exploit_every, 0, 1000,
+                               "every k-th pick takes the lowest predicted time instead of the best EI (0: never)");
   return o;
 }
 
