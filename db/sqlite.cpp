@@ -4,19 +4,56 @@
 
 namespace cutune::sql {
 
-Database::Database(const std::string& path, Mode mode) : path_(path) {
-  const int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY
-                                            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  const int rc = sqlite3_open_v2(path.c_str(), &handle_, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+namespace {
+
+// A file: URI for `path` (RFC 3986 percent-encoding of what SQLite's URI parser treats specially).
+std::string file_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#' || c <= ' ' || c >= 0x7f) {
+      static const char* hex = "0123456789ABCDEF";
+      uri += '%';
+      uri += hex[c >> 4];
+      uri += hex[c & 15];
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  return uri;
+}
+
+sqlite3* open_connection(const std::string& name, int flags, const std::string& path) {
+  sqlite3* handle = nullptr;
+  const int rc = sqlite3_open_v2(name.c_str(), &handle, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    std::string message = handle_ ? sqlite3_errmsg(handle_) : sqlite3_errstr(rc);
-    sqlite3_close(handle_);
-    handle_ = nullptr;
+    std::string message = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
+    sqlite3_close(handle);
     throw DbError("cannot open database '" + path + "': " + message);
   }
-  sqlite3_extended_result_codes(handle_, 1);
+  sqlite3_extended_result_codes(handle, 1);
   // Several processes may read while one tuner writes; wait for locks rather than fail at once.
-  sqlite3_busy_timeout(handle_, 10000);
+  sqlite3_busy_timeout(handle, 10000);
+  return handle;
+}
+
+}  // namespace
+
+Database::Database(const std::string& path, Mode mode) : path_(path) {
+  if (mode == Mode::read_write_create) {
+    handle_ = open_connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path);
+    return;
+  }
+  handle_ = open_connection(path, SQLITE_OPEN_READONLY, path);
+  // A database in WAL mode needs its -shm file to be read, and a reader creates it when it is
+  // missing. Where it cannot (a deployed database in a folder the application may not write),
+  // every read fails with SQLITE_READONLY_CANTINIT or similar. Such a file is package data that
+  // nothing writes while it is read: open it as immutable, without locks or shared memory.
+  const int probe = sqlite3_exec(handle_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+  if ((probe & 0xff) == SQLITE_READONLY || (probe & 0xff) == SQLITE_CANTOPEN) {
+    sqlite3_close_v2(handle_);
+    handle_ = nullptr;
+    handle_ = open_connection(file_uri(path) + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path);
+  }
 }
 
 Database::~Database() {

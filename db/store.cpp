@@ -37,14 +37,42 @@ static std::string open_path(const std::string& path) {
   return path;
 }
 
-Store::Store(const std::string& path) : db_(open_path(path), sql::Database::Mode::read_write_create) {
+sql::Database open_for_reading(const std::string& path) {
+  sql::Database db(path, sql::Database::Mode::read_only);
+  const int version = schema_version(db);
+  if (version == 0) {
+    auto tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'results'");
+    tables.step();
+    if (tables.column_int(0) == 0) throw sql::DbError("'" + path + "' is not a cutune database (it has no cutune tables)");
+  }
+  if (version >= kSchemaVersion) {
+    migrate(db);  // refuses a newer schema with its message; the current one needs nothing
+    return db;
+  }
+  // An older schema: migrate a copy in memory, so that reading never changes the file.
+  sql::Database copy(":memory:", sql::Database::Mode::read_write_create);
+  sqlite3_backup* backup = sqlite3_backup_init(copy.handle(), "main", db.handle(), "main");
+  if (!backup) throw sql::DbError("cannot read database '" + path + "': " + sqlite3_errmsg(copy.handle()));
+  sqlite3_backup_step(backup, -1);
+  if (sqlite3_backup_finish(backup) != SQLITE_OK)
+    throw sql::DbError("cannot read database '" + path + "': " + sqlite3_errmsg(copy.handle()));
+  migrate(copy);
+  return copy;
+}
+
+static sql::Database open_store(const std::string& path, Store::Access access) {
+  if (access == Store::Access::read) return open_for_reading(path);
+  sql::Database db(open_path(path), sql::Database::Mode::read_write_create);
   // WAL lets applications and reports read while a tuner writes; NORMAL sync is durable per
   // transaction in WAL mode except on power loss, which costs one result at most.
-  db_.exec("PRAGMA journal_mode=WAL");
-  db_.exec("PRAGMA synchronous=NORMAL");
-  db_.exec("PRAGMA foreign_keys=ON");
-  migrate(db_);
+  db.exec("PRAGMA journal_mode=WAL");
+  db.exec("PRAGMA synchronous=NORMAL");
+  db.exec("PRAGMA foreign_keys=ON");
+  migrate(db);
+  return db;
 }
+
+Store::Store(const std::string& path, Access access) : db_(open_store(path, access)) {}
 
 std::int64_t Store::upsert_device(const DeviceRecord& d) {
   auto statement = db_.prepare(R"sql(

@@ -33,11 +33,19 @@ struct SourceResults {
   std::vector<ProblemResult> results;
 };
 
+// A read-only connection to a cutune database, as Store::Access::read opens it.
+sql::Database open_for_reading(const std::string& path);
+
 class Store {
  public:
   // Opens (creating if needed, with parent folders) and brings the schema up to date.
   // Throws sql::DbError with the path and reason when the file cannot be opened or written.
-  explicit Store(const std::string& path);
+  // write: creates the file and its folder if needed, migrates an older schema in place.
+  // read: never changes the file (listings, reports, exports, simulations): a database that is
+  // not cutune's or is newer is refused, an older one is migrated in a copy in memory, and one in
+  // a folder the reader cannot write still opens (sql::Database's read-only fallback).
+  enum class Access { write, read };
+  explicit Store(const std::string& path, Access access = Access::write);
 
   std::int64_t upsert_device(const DeviceRecord& device);
   std::optional<DeviceRecord> device_by_uuid(const std::string& uuid);

@@ -352,6 +352,62 @@ TEST(CliSimulate, ReplaysResultsFromTheDatabase) {
   EXPECT_NE(run.out.find("algo=warp"), std::string::npos) << run.out;
 }
 
+TEST(CliReadOnly, ADatabaseInAFolderTheUserCannotWriteOpensForEveryReadingCommand) {
+  // Deployed databases are package data: WAL mode, no -shm beside them, a folder the application
+  // may not write. As root, permissions do not bind, so the commands run as nobody.
+  const bool root = geteuid() == 0;
+  if (root && std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "root, and no setpriv";
+  const auto folder = temp_folder();
+  std::filesystem::create_directories(folder / "pkg");
+  const std::string db = seeded_database(folder / "pkg");
+  std::filesystem::create_directories(folder / "out");
+  std::filesystem::permissions(folder.path(), std::filesystem::perms::owner_all | std::filesystem::perms::others_read |
+                                                   std::filesystem::perms::others_exec);
+  std::filesystem::permissions(folder / "out", std::filesystem::perms::all);
+  std::filesystem::permissions(folder / "pkg", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
+                                                    std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
+  const std::string as_user = root ? "setpriv --reuid=nobody --regid=nogroup --clear-groups" : "";
+  for (const std::string& command : {"db best", "db devices", "db families", "db runs", "--best", "--best --kernel scan"}) {
+    const CommandRun run = tune(command + " --db " + db, as_user);
+    EXPECT_EQ(run.exit_code, 0) << command << ": " << run.err;
+    EXPECT_EQ(run.err.find("readonly"), std::string::npos) << command << ": " << run.err;
+  }
+  const CommandRun lookup = tune("db lookup --family scan --n 1 --device-uuid GPU-test --db " + db, as_user);
+  EXPECT_EQ(lookup.exit_code, 0) << lookup.err;
+  EXPECT_NE(lookup.out.find("level "), std::string::npos) << lookup.out;
+  const CommandRun report = tune("report --db " + db + " --out " + (folder / "out").string(), as_user);
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  for (const auto& entry : std::filesystem::directory_iterator(folder / "pkg"))
+    EXPECT_EQ(entry.path().filename(), "kept.db") << "a reader left " << entry.path();
+  std::filesystem::permissions(folder / "pkg", std::filesystem::perms::owner_all);
+}
+
+TEST(CliReadOnly, ReadingCommandsRefuseAForeignOrNewerDatabaseAndChangeNothing) {
+  const auto folder = temp_folder();
+  const std::string foreign = (folder / "notes.sqlite").string();
+  {
+    cutune::sql::Database raw(foreign, cutune::sql::Database::Mode::read_write_create);
+    raw.exec("CREATE TABLE notes (text TEXT)");
+  }
+  const auto size = std::filesystem::file_size(foreign);
+  expect_usage_error(tune("db devices --db " + foreign), "is not a cutune database");
+  expect_usage_error(tune("report --db " + foreign + " --out " + (folder / "out").string()), "is not a cutune database");
+  EXPECT_EQ(std::filesystem::file_size(foreign), size);
+  {
+    cutune::sql::Database raw(foreign, cutune::sql::Database::Mode::read_only);
+    auto tables = raw.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+    tables.step();
+    EXPECT_EQ(tables.column_int(0), 1) << "a reader added tables";
+  }
+  const std::string db = seeded_database(folder);
+  {
+    cutune::sql::Database raw(db, cutune::sql::Database::Mode::read_write_create);
+    raw.exec("PRAGMA user_version=99");
+  }
+  expect_usage_error(tune("report --db " + db + " --out " + (folder / "out").string()), "newer than this cutune");
+  expect_usage_error(tune("db best --db " + db), "newer than this cutune");
+}
+
 TEST(CliStrategyBench, PrintsATablePerGroup) {
   const auto folder = temp_folder();
   write_landscape(folder);

@@ -163,6 +163,52 @@ TEST(Store, UnwritableLocationIsAClearError) {
   EXPECT_THROW(Store(t.path), sql::DbError);
 }
 
+// Bytes of a file, to show that reading it changed nothing.
+std::string file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(StoreForReading, NeverChangesTheFile) {
+  TempDb t;
+  std::filesystem::create_directories(t.folder);
+  // An older schema: read through a migrated copy in memory; the file keeps its version and bytes.
+  cutune::testing::create_version_1_database(t.path);
+  const std::string before = file_bytes(t.path);
+  {
+    Store store(t.path, Store::Access::read);
+    const auto best = store.best();
+    ASSERT_EQ(best.size(), 1u);
+    EXPECT_EQ(best.front().config, "algo=warp");
+  }
+  EXPECT_EQ(file_bytes(t.path), before);
+
+  // A SQLite file that is not cutune's is refused as such, and not given our schema.
+  const std::string foreign = (t.folder / "foreign.sqlite").string();
+  {
+    sql::Database raw(foreign, sql::Database::Mode::read_write_create);
+    raw.exec("CREATE TABLE notes (text TEXT)");
+  }
+  const std::string foreign_before = file_bytes(foreign);
+  try {
+    Store store(foreign, Store::Access::read);
+    FAIL() << "opened a foreign database";
+  } catch (const sql::DbError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a cutune database"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(file_bytes(foreign), foreign_before);
+
+  // A newer schema is refused, as for writing.
+  {
+    Store store(t.path);  // migrates the file to the current version
+  }
+  {
+    sql::Database raw(t.path, sql::Database::Mode::read_write_create);
+    raw.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion + 1));
+  }
+  EXPECT_THROW(Store(t.path, Store::Access::read), sql::DbError);
+}
+
 TEST(Store, PathThroughAFileIsAClearError) {
   TempDb t;
   std::filesystem::create_directories(t.folder);

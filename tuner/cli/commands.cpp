@@ -95,7 +95,7 @@ Landscape load_landscape(const TuneArgs& args) {
   if (!is_sqlite_file(path)) return read_kernel_tuner_cache(path);
   if (!args.kernel || args.problems.size() != 1 || !args.device_uuid)
     throw UsageError("--simulate with a database needs --kernel, one --problem and --device-uuid to pick its results");
-  db::Store store(path);
+  db::Store store(path, db::Store::Access::read);
   // The stored key of the problem the text names (fields in any order, defaults left out), where
   // the family's schema is stored; else the text as it is.
   std::string key = args.problems.front();
@@ -173,7 +173,7 @@ int print_best(const TuneArgs& args) {
   if (args.device) uuid = Device(*args.device).fingerprint().uuid;
   const std::string path = database_path(args);
   if (!std::filesystem::exists(path)) throw no_database_error(path);
-  db::Store store(path);
+  db::Store store(path, db::Store::Access::read);
   print_best_table(std::cout, store.best(family, uuid));
   return 0;
 }
@@ -364,7 +364,7 @@ int tune(const TuneArgs& args) {
 int write_reports(const ReportArgs& args) {
   const std::string path = args.db ? *args.db : db::default_database_path();
   if (!std::filesystem::exists(path)) throw UsageError("no database at '" + path + "'");
-  sql::Database db(path, sql::Database::Mode::read_only);
+  sql::Database db = db::open_for_reading(path);
   std::vector<report::Selection> selections;
   if (args.run) {
     auto s = db.prepare("SELECT device_id, family FROM runs WHERE id = ?1");

@@ -18,10 +18,10 @@
 namespace cutune {
 namespace {
 
-// The read-only commands need a database that exists; opening one still migrates an old schema.
+// The read-only commands need a database that exists, and never change it.
 db::Store existing_store(const std::string& path) {
   if (!std::filesystem::exists(path)) throw no_database_error(path);
-  return db::Store(path);
+  return db::Store(path, db::Store::Access::read);
 }
 
 db::Selection selection_of(const DbArgs& args) { return {args.family, args.device, args.problem}; }

@@ -34,7 +34,7 @@ class BayesOpt : public Strategy {
     // Expected improvement is divided by the predicted cost of the evaluation to this power
     // (0: plain EI). Slow configs also take longest to measure, so on a small budget a search
     // that prefers cheap evaluations gets more of them.
-    double cost_power = 1.0;
+    double cost_power = 0.5;
     // Every k-th pick takes the candidate with the lowest predicted time instead of the highest
     // expected improvement (0: never): a portfolio that refines the best region more greedily.
     std::size_t exploit_every = 4;
