@@ -8,10 +8,13 @@
 //   With a warm start, the model's prior mean is the warm start's normalised log time scaled by a
 //   factor fitted to what this search has measured (0 when the other results do not predict
 //   these, so a misleading prior fades as evidence comes in).
-// - Proposals: expected improvement, evaluated over candidates that are all valid and
-//   unproposed (random configs plus the neighbours of the best few), so it never proposes an
-//   invalid config. Batches are chosen one pick at a time, each pick entered into the model at
-//   its predicted time ("constant liar"), so a batch spreads out instead of crowding one spot.
+// - Proposals: expected improvement divided by the predicted cost of measuring (cost ≈ a + b ·
+//   time, fitted to what was measured) to the power `cost_power`, and every `exploit_every`-th
+//   pick the lowest predicted time instead. Candidates are all valid and unproposed (random
+//   configs, the neighbours of the best three, crossings of the best ten, the warm start's best),
+//   so it never proposes an invalid config. Batches are chosen one pick at a time, each pick
+//   entered into the model at its predicted time ("constant liar"), so a batch spreads out
+//   instead of crowding one spot; a batch is at most half as large as the results so far.
 // - Cost: the model is fitted to a window of at most `window` observations (the best half and
 //   the most recent), and its hyperparameters refitted on a schedule, so a proposal stays in
 //   milliseconds next to seconds of compiling and measuring.
