@@ -148,7 +148,9 @@ TEST(WarmStart, ReadsOnlyTheSameFamilyAndLeavesOutTheSearchsOwnResults) {
     for (const auto& r : source.results) {
       EXPECT_TRUE(space.valid(r.config));
       EXPECT_NE(space.key(r.config), "algo=warp,block=256") << "the search's own result";
-      if (space.key(r.config) == "algo=warp,block=64") EXPECT_FALSE(r.objective.has_value());
+      if (space.key(r.config) == "algo=warp,block=64") {
+        EXPECT_FALSE(r.objective.has_value());
+      }
       ++results;
     }
   }
