@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -296,7 +297,9 @@ std::string write_report(sql::Database& db, const Selection& selection, const st
   const std::filesystem::path path = std::filesystem::path(folder) / file_name(data, selection);
   std::ofstream out(path, std::ios::binary);
   out << render_html(data);
-  if (!out) throw std::runtime_error("cannot write report '" + path.string() + "'");
+  if (!out)
+    throw std::filesystem::filesystem_error("cannot write report", path,
+                                            std::error_code(errno ? errno : EIO, std::generic_category()));
   return path.string();
 }
 

@@ -379,6 +379,11 @@ TEST(CliReadOnly, ADatabaseInAFolderTheUserCannotWriteOpensForEveryReadingComman
   EXPECT_EQ(report.exit_code, 0) << report.err;
   for (const auto& entry : std::filesystem::directory_iterator(folder / "pkg"))
     EXPECT_EQ(entry.path().filename(), "kept.db") << "a reader left " << entry.path();
+  // Reports into a folder the user cannot write, or cannot create: bad input, one line.
+  expect_usage_error(tune("report --db " + db + " --out " + (folder / "pkg").string(), as_user),
+                     "cannot write reports into");
+  expect_usage_error(tune("report --db " + db + " --out " + (folder / "pkg" / "new").string(), as_user),
+                     "Permission denied");
   std::filesystem::permissions(folder / "pkg", std::filesystem::perms::owner_all);
 }
 

@@ -383,7 +383,17 @@ int write_reports(const ReportArgs& args) {
     }
     if (selections.empty()) throw UsageError("no results in '" + path + "' match the selection");
   }
-  for (const auto& selection : selections) std::cout << report::write_report(db, selection, args.out) << "\n";
+  // Where the reports cannot go is bad input (the --out folder), said in one line.
+  const auto unwritable = [&](const std::string& why) {
+    return UsageError("cannot write reports into '" + args.out + "': " + why);
+  };
+  for (const auto& selection : selections) {
+    try {
+      std::cout << report::write_report(db, selection, args.out) << "\n";
+    } catch (const std::filesystem::filesystem_error& e) {
+      throw unwritable(e.code().message());
+    }
+  }
   return 0;
 }
 
