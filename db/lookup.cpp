@@ -149,7 +149,13 @@ const char* to_string(Level level) {
   return "unknown";
 }
 
-std::string arch_of(int cc_major, int cc_minor) { return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor); }
+std::string arch_of(int cc_major, int cc_minor) {
+  // No GPU has compute capability 0.x, and a minor version has one digit: "sm_00" or "sm_910"
+  // would only fail later, far from the mistake.
+  if (cc_major < 1 || cc_minor < 0 || cc_minor > 9)
+    throw Error("no architecture for compute capability " + std::to_string(cc_major) + "." + std::to_string(cc_minor));
+  return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
+}
 
 const Parameter* Match::parameter(const std::string& name) const {
   for (const auto& p : parameters)

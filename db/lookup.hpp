@@ -141,7 +141,7 @@ struct CUTUNE_LOOKUP_API Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// "sm_90" for compute capability 9.0.
+// "sm_90" for compute capability 9.0; throws Error for one no GPU has (0.0, a minor above 9).
 CUTUNE_LOOKUP_API std::string arch_of(int cc_major, int cc_minor);
 
 class CUTUNE_LOOKUP_API Database {

@@ -430,3 +430,11 @@ TEST(LookupConcurrency, OneDatabaseObjectServesManyThreads) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(wrong, 0);
 }
+
+TEST(Lookup, ArchOfRefusesComputeCapabilitiesNoGpuHas) {
+  EXPECT_EQ(lookup::arch_of(9, 0), "sm_90");
+  EXPECT_EQ(lookup::arch_of(12, 0), "sm_120");
+  EXPECT_THROW(lookup::arch_of(0, 0), lookup::Error);
+  EXPECT_THROW(lookup::arch_of(9, 10), lookup::Error);
+  EXPECT_THROW(lookup::arch_of(9, -1), lookup::Error);
+}
