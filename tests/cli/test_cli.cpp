@@ -367,7 +367,7 @@ TEST(CliReadOnly, ADatabaseInAFolderTheUserCannotWriteOpensForEveryReadingComman
   std::filesystem::permissions(folder / "pkg", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
                                                     std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
   const std::string as_user = root ? "setpriv --reuid=nobody --regid=nogroup --clear-groups" : "";
-  for (const std::string& command : {"db best", "db devices", "db families", "db runs", "--best", "--best --kernel scan"}) {
+  for (const std::string command : {"db best", "db devices", "db families", "db runs", "--best", "--best --kernel scan"}) {
     const CommandRun run = tune(command + " --db " + db, as_user);
     EXPECT_EQ(run.exit_code, 0) << command << ": " << run.err;
     EXPECT_EQ(run.err.find("readonly"), std::string::npos) << command << ": " << run.err;
