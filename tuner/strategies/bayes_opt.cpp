@@ -44,6 +44,36 @@ std::unordered_map<Config, double, ConfigHash> normalised_prior(const WarmStart&
   return prior;
 }
 
+// Measuring cost ≈ base + slope · time, by least squares over the successes: measuring takes
+// longer the slower the config. Without a positive slope (compiles dominate) every candidate
+// costs the same.
+struct CostModel {
+  double base = 1, slope = 0, cheapest = std::numeric_limits<double>::infinity();
+
+  template <class Points>
+  static CostModel fit(const Points& points) {
+    CostModel model;
+    double n = 0, st = 0, sc = 0, stt = 0, stc = 0;
+    for (const auto* p : points)
+      if (p->log_time && p->cost_seconds > 0) {
+        const double t = std::exp(*p->log_time);
+        n += 1;
+        st += t;
+        sc += p->cost_seconds;
+        stt += t * t;
+        stc += t * p->cost_seconds;
+        model.cheapest = std::min(model.cheapest, p->cost_seconds);
+      }
+    const double spread = n * stt - st * st;
+    if (n >= 3 && spread > 0) {
+      model.slope = std::max(0.0, (n * stc - st * sc) / spread);
+      model.base = (sc - model.slope * st) / n;
+    }
+    return model;
+  }
+  double at(double time) const { return slope <= 0 ? 1.0 : std::max(base + slope * time, 0.5 * cheapest); }
+};
+
 }  // namespace
 
 BayesOpt::BayesOpt(const Space& space, std::uint64_t seed, Options options, const WarmStart& warm_start)
@@ -99,17 +129,14 @@ void BayesOpt::build_design(std::size_t size) {
   for (const Config& c : chosen) account_for(coordinates(c));
   std::vector<bool> taken(pool.size(), false);
   for (std::size_t pick = 0; pick < wanted && pick < pool.size(); ++pick) {
+    // With nothing chosen yet every distance is infinite and the first of the (random) pool wins.
     std::size_t best = 0;
-    if (chosen.empty()) {
-      best = 0;  // the pool is in random order
-    } else {
-      double farthest = -1;
-      for (std::size_t i = 0; i < pool.size(); ++i)
-        if (!taken[i] && nearest[i] > farthest) {
-          farthest = nearest[i];
-          best = i;
-        }
-    }
+    double farthest = -1;
+    for (std::size_t i = 0; i < pool.size(); ++i)
+      if (!taken[i] && nearest[i] > farthest) {
+        farthest = nearest[i];
+        best = i;
+      }
     taken[best] = true;
     chosen.push_back(pool[best]);
     account_for(pool_x[best]);
@@ -124,12 +151,8 @@ std::vector<Config> BayesOpt::candidates() {
     if (!state_.proposed(c) && seen.insert(c).second) found.push_back(c);
   };
   // Neighbours of the best few successes: where improvement is most likely.
-  std::vector<const Point*> best;
-  for (const Point& p : points_)
-    if (p.log_time) best.push_back(&p);
-  const std::size_t leaders = std::min<std::size_t>(kLeaders, best.size());
-  std::partial_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(leaders), best.end(),
-                    [](const Point* a, const Point* b) { return *a->log_time < *b->log_time; });
+  const std::vector<const Point*> best = fastest(kLeaders);
+  const std::size_t leaders = best.size();
   for (std::size_t i = 0; i < std::min<std::size_t>(3, leaders); ++i)
     for (const Config& c : state_.unproposed_neighbours(best[i]->config, Neighbourhood::hamming)) add(c);
   // Crossings of the leaders, axis by axis: good configs often share good values per axis, and a
@@ -157,6 +180,17 @@ std::vector<Config> BayesOpt::candidates() {
   return found;
 }
 
+std::vector<const BayesOpt::Point*> BayesOpt::fastest(std::size_t count) const {
+  std::vector<const Point*> successes;
+  for (const Point& p : points_)
+    if (p.log_time) successes.push_back(&p);
+  const std::size_t kept = std::min(count, successes.size());
+  std::partial_sort(successes.begin(), successes.begin() + static_cast<std::ptrdiff_t>(kept), successes.end(),
+                    [](const Point* a, const Point* b) { return *a->log_time < *b->log_time; });
+  successes.resize(kept);
+  return successes;
+}
+
 std::vector<const BayesOpt::Point*> BayesOpt::window() const {
   std::vector<const Point*> kept;
   if (points_.size() <= options_.window) {
@@ -165,14 +199,8 @@ std::vector<const BayesOpt::Point*> BayesOpt::window() const {
   }
   // The best half, then the most recent: the model must be right near the optimum and where the
   // search is now.
-  std::vector<const Point*> by_time;
-  for (const Point& p : points_)
-    if (p.log_time) by_time.push_back(&p);
-  const std::size_t best_half = std::min(by_time.size(), options_.window / 2);
-  std::partial_sort(by_time.begin(), by_time.begin() + static_cast<std::ptrdiff_t>(best_half), by_time.end(),
-                    [](const Point* a, const Point* b) { return *a->log_time < *b->log_time; });
-  std::unordered_set<const Point*> in(by_time.begin(), by_time.begin() + static_cast<std::ptrdiff_t>(best_half));
-  kept.assign(by_time.begin(), by_time.begin() + static_cast<std::ptrdiff_t>(best_half));
+  kept = fastest(options_.window / 2);
+  std::unordered_set<const Point*> in(kept.begin(), kept.end());
   for (auto it = points_.rbegin(); it != points_.rend() && kept.size() < options_.window; ++it)
     if (in.insert(&*it).second) kept.push_back(&*it);
   return kept;
@@ -193,7 +221,8 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
   }
   const double mean = y.mean();
   const double sd = n > 1 ? std::sqrt((y.array() - mean).square().sum() / static_cast<double>(n - 1)) : 0.0;
-  y = (y.array() - mean) / (sd > 1e-12 ? sd : 1.0);
+  const double log_sd = sd > 1e-12 ? sd : 1.0;
+  y = (y.array() - mean) / log_sd;
   // The warm start's scale, by least squares shrunk towards the guess; the model learns what it misses.
   double scale = 0;
   if (!prior_.empty())
@@ -223,32 +252,7 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
     px.row(static_cast<Eigen::Index>(i)) = coordinates(pool[i]).transpose();
     pprior(static_cast<Eigen::Index>(i)) = prior_of(pool[i]);
   }
-  // Cost ≈ a + b · time, by least squares over the successes: measuring takes longer the slower
-  // the config. Without a positive slope (compiles dominate) every candidate costs the same.
-  double cost_base = 1, cost_slope = 0, cheapest = std::numeric_limits<double>::infinity();
-  if (options_.cost_power > 0) {
-    double n_ok = 0, st = 0, sc = 0, stt = 0, stc = 0;
-    for (const Point* p : data)
-      if (p->log_time && p->cost_seconds > 0) {
-        const double t = std::exp(*p->log_time);
-        n_ok += 1;
-        st += t;
-        sc += p->cost_seconds;
-        stt += t * t;
-        stc += t * p->cost_seconds;
-        cheapest = std::min(cheapest, p->cost_seconds);
-      }
-    const double spread = n_ok * stt - st * st;
-    if (n_ok >= 3 && spread > 0) {
-      cost_slope = std::max(0.0, (n_ok * stc - st * sc) / spread);
-      cost_base = (sc - cost_slope * st) / n_ok;
-    }
-  }
-  const double log_sd = sd > 1e-12 ? sd : 1.0;
-  const auto predicted_cost = [&](double mu) {
-    if (cost_slope <= 0) return 1.0;
-    return std::max(cost_base + cost_slope * std::exp(mean + log_sd * mu), 0.5 * cheapest);
-  };
+  const CostModel cost = options_.cost_power > 0 ? CostModel::fit(data) : CostModel{};
 
   GaussianProcess::Candidates predicted(model_, px);
   std::vector<bool> taken(pool.size(), false);
@@ -264,7 +268,7 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
       const double improvement = incumbent - options_.exploration - mu;
       const double z = improvement / sigma;
       double gain = improvement * normal_cdf(z) + sigma * normal_pdf(z);
-      if (cost_slope > 0) gain /= std::pow(predicted_cost(mu), options_.cost_power);
+      if (cost.slope > 0) gain /= std::pow(cost.at(std::exp(mean + log_sd * mu)), options_.cost_power);
       if (exploit) gain = -mu;
       if (gain > best_gain) {
         best_gain = gain;

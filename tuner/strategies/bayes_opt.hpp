@@ -59,6 +59,7 @@ class BayesOpt : public Strategy {
   Eigen::VectorXd coordinates(const Config& config) const;
   double prior_of(const Config& config) const;
   std::vector<Config> candidates();
+  std::vector<const Point*> fastest(std::size_t count) const;  // successes, fastest first
   std::vector<const Point*> window() const;
   std::vector<Config> model_batch(std::size_t size);
 
