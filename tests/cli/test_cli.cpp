@@ -143,6 +143,12 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel scan --compile-only --arch sm_5" + with_db), "unknown --arch");
   expect_usage_error(tune("--kernel scan --compile-only --arch sm_999" + with_db), "--arch sm_999: NVRTC");
   expect_usage_error(tune("--kernel scan --device 0 --seed -1" + with_db), "--seed");
+  // 64-bit options: CLI11 alone would clamp these to the largest value.
+  expect_usage_error(tune("--kernel scan --device 0 --n 99999999999999999999" + with_db), "--n: '99999999999999999999' is out of range");
+  expect_usage_error(tune("--kernel scan --device 0 --seed 99999999999999999999" + with_db), "--seed: '99999999999999999999' is out of range");
+  expect_usage_error(tune("--kernel scan --device 0 --max-evals 99999999999999999999" + with_db), "--max-evals");
+  expect_usage_error(tune("db lookup --family scan --n 99999999999999999999" + with_db), "--n: '99999999999999999999' is out of range");
+  expect_usage_error(tune("report --run 99999999999999999999" + with_db), "--run");
   expect_usage_error(tune("--kernel scan --device -1" + with_db), "--device");
   expect_usage_error(tune("--kernel matmul --device 0 --restrict 'algo == nosuch'" + with_db), "unknown parameter 'nosuch'");
   expect_usage_error(tune("--kernel matmul --device 0 --restrict 'tile >'" + with_db), "--restrict");

@@ -11,6 +11,7 @@
 
 #include "catalog.hpp"
 #include "core/error.hpp"
+#include "integer_options.hpp"
 #include "interchange.hpp"
 #include "lookup.hpp"
 #include "session.hpp"
@@ -228,7 +229,8 @@ CLI::App* add_db_commands(CLI::App& app, DbArgs& args) {
 
   CLI::App* lookup = command("lookup", "what an application linking cutune::lookup would get");
   family(lookup);
-  lookup->add_option("--n", args.n, "problem size (elements; the product of the family's extents)");
+  lookup->add_option("--n", args.n, "problem size (elements; the product of the family's extents)")
+      ->check(int64_text());
   lookup->add_option("--type", args.type, "element type (default: the family's)");
   lookup->add_option("--problem", args.problem,
                      "the family's other problem fields, e.g. op=min or window=60,op=max (see tune db families)");
@@ -257,7 +259,8 @@ CLI::App* add_db_commands(CLI::App& app, DbArgs& args) {
   file(import_t4, "the file to read");
   import_t4->add_option("--family,-k", args.family, "the kernel family (needed unless the file came from cutune)");
   import_t4->add_option("--device-name", args.device_name, "the device (needed unless the file came from cutune)");
-  import_t4->add_option("--problem-size", args.problem_size, "the problem size, when the file does not say");
+  import_t4->add_option("--problem-size", args.problem_size, "the problem size, when the file does not say")
+      ->check(int64_text());
   return db;
 }
 

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "db_commands.hpp"
+#include "integer_options.hpp"
 #include "core/error.hpp"
 #include "cuda_driver.hpp"
 #include "sqlite.hpp"
@@ -37,7 +38,9 @@ int main(int argc, char** argv) {
                  "I/K or auto: tune every K-th problem from the I-th (auto: the rank and size from mpirun, srun or a "
                  "Slurm job array); {shard} in --db becomes I");
   app.add_option("--type", args.type, "element type of the problems (family-specific, e.g. int32)");
-  app.add_option("--n", args.sizes, "problem sizes (elements); repeat or give several")->expected(1, -1);
+  app.add_option("--n", args.sizes, "problem sizes (elements); repeat or give several")
+      ->expected(1, -1)
+      ->check(int64_text());
   app.add_option("--restrict", args.restrictions,
                  "search only configs where EXPR holds, e.g. \"algo == regtile && tile >= 64\" (labels name their "
                  "values); repeatable")
@@ -50,9 +53,8 @@ int main(int argc, char** argv) {
       ->take_all();
   app.add_flag("--no-warm-start", args.no_warm_start,
                "do not start the search from the family's results on other devices and problem sizes");
-  app.add_option("--seed", args.seed, "seed for the strategy and the input data (0 or more)")
-      ->check([](const std::string& text) { return text.rfind('-', 0) == 0 ? std::string("must be 0 or more") : std::string(); });
-  app.add_option("--max-evals", args.max_evals, "new evaluations per problem, at most");
+  app.add_option("--seed", args.seed, "seed for the strategy and the input data (0 or more)")->check(uint64_text());
+  app.add_option("--max-evals", args.max_evals, "new evaluations per problem, at most")->check(int64_text());
   app.add_option("--time-limit", args.time_limit, "wall-time limit in seconds, compiles included");
   app.add_option("--db", args.db, "results database (default: $CUTUNE_DB, else ~/.local/share/cutune/cutune.db)");
   app.add_option("--jobs,-j", args.jobs, "parallel compile processes (default: one per core)");
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
   ReportArgs report_args;
   CLI::App* report = app.add_subcommand("report", "write self-contained HTML tuning reports");
   report->add_option("--db", report_args.db, "results database (default as for tuning)");
-  report->add_option("--run", report_args.run, "one report for this run id");
+  report->add_option("--run", report_args.run, "one report for this run id")->check(int64_text());
   report->add_option("--kernel,-k", report_args.kernel, "only this family");
   report->add_option("--device-uuid", report_args.device_uuid, "only this device");
   report->add_option("--out,-o", report_args.out, "folder for the HTML files (default: cutune-reports)");
