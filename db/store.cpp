@@ -7,6 +7,7 @@
 
 #include "config_choice.hpp"
 #include "problem_identity.hpp"
+#include "run_lease.hpp"
 
 namespace cutune::db {
 
@@ -165,18 +166,52 @@ std::optional<ProblemSchema> Store::problem_schema(const std::string& family) {
   return stored_problem_schema(db_, family);
 }
 
+// A database held in memory has no file beside which to lock runs, and no other process to see them.
+static bool has_file(const sql::Database& db) { return !db.path().empty() && db.path() != ":memory:"; }
+
+int Store::mark_abandoned_runs() {
+  if (!has_file(db_)) return 0;
+  sql::Transaction transaction(db_);
+  const int marked = mark_abandoned_runs_in_transaction();
+  transaction.commit();
+  return marked;
+}
+
+int Store::mark_abandoned_runs_in_transaction() {
+  std::vector<std::int64_t> abandoned;
+  auto running = db_.prepare("SELECT id FROM runs WHERE status = 'running'");
+  while (running.step())
+    if (!run_is_live(db_.path(), running.column_int(0))) abandoned.push_back(running.column_int(0));
+  // It ended after its last stored result; a run killed before storing any ended when it started.
+  auto mark = db_.prepare(R"sql(
+    UPDATE runs SET status = 'interrupted',
+      finished_at = COALESCE((SELECT MAX(created_at) FROM results WHERE run_id = ?1), started_at)
+    WHERE id = ?1)sql");
+  for (std::int64_t id : abandoned) mark.bind(1, id).run();
+  return static_cast<int>(abandoned.size());
+}
+
 std::int64_t Store::begin_run(const RunRecord& r) {
+  // One write transaction from the check to the lock: another process's check cannot fall between
+  // this run's row and its lock and take the new run for an abandoned one.
+  sql::Transaction transaction(db_);
+  if (has_file(db_)) mark_abandoned_runs_in_transaction();
   auto s = db_.prepare(R"sql(
     INSERT INTO runs (family, device_id, template_id, strategy, seed, budget, command, tool_version, started_at, status)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'running') RETURNING id)sql");
   s.bind(1, r.family).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.strategy).bind(5, r.seed)
       .bind(6, r.budget).bind(7, r.command).bind(8, r.tool_version).bind(9, r.started_at.empty() ? utc_now() : r.started_at);
   s.step();
-  return s.column_int(0);
+  const std::int64_t id = s.column_int(0);
+  s.reset();
+  if (has_file(db_)) leases_.emplace(id, RunLease(db_.path(), id));
+  transaction.commit();
+  return id;
 }
 
 void Store::finish_run(std::int64_t run_id, const std::string& status) {
   db_.prepare("UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3").bind(1, status).bind(2, utc_now()).bind(3, run_id).run();
+  leases_.erase(run_id);  // only now: until its end is stored, the run is live
 }
 
 void Store::add_result(const ResultRecord& r) {

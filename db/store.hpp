@@ -10,6 +10,7 @@
 
 #include "problem.hpp"
 #include "records.hpp"
+#include "run_lease.hpp"
 #include "schema.hpp"
 #include "sqlite.hpp"
 
@@ -62,8 +63,13 @@ class Store {
   void put_problem_schema(const std::string& family, const ProblemSchema& schema);
   std::optional<ProblemSchema> problem_schema(const std::string& family);
 
+  // Stores a run as 'running' and holds its lease (run_lease.hpp) until finish_run, or until this
+  // process ends however it ends. Runs that still say 'running' but whose process is gone (killed
+  // with -9, a lost node) are first marked 'interrupted'; their results stay.
   std::int64_t begin_run(const RunRecord& run);
   void finish_run(std::int64_t run_id, const std::string& status);
+  // The marking on its own: how many abandoned runs were marked 'interrupted'.
+  int mark_abandoned_runs();
 
   void add_result(const ResultRecord& result);  // in its own transaction
   // The same without a transaction, for callers that hold one over many rows (imports). A result
@@ -100,7 +106,10 @@ class Store {
   sql::Database& database() { return db_; }
 
  private:
+  int mark_abandoned_runs_in_transaction();
+
   sql::Database db_;
+  std::map<std::int64_t, RunLease> leases_;  // the runs this Store began and has not finished
 };
 
 // ISO-8601 UTC timestamp, second resolution, for the created_at columns.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -580,4 +581,26 @@ TEST(CliDb, ImportListExportLookupAndMerge) {
     EXPECT_EQ(run.exit_code, 0) << run.err;
     EXPECT_TRUE(std::filesystem::exists(file)) << format;
   }
+}
+
+TEST(CliDb, RunsListsARunWhoseProcessDiedAsAbandonedWithoutWriting) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(folder);
+  // The same run begun by a process that is then killed with -9.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    cutune::db::Store store(db);
+    store.begin_run({0, "scan", 1, 1, "random_sampling", 1, "", "", "", "", "", ""});
+    ::kill(::getpid(), SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const auto before = std::filesystem::last_write_time(db);
+  const CommandRun run = tune("db runs --db " + db);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto line = run.out.find("random_sampling");
+  ASSERT_NE(line, std::string::npos) << run.out;
+  EXPECT_NE(run.out.substr(line, run.out.find('\n', line) - line).find(" abandoned "), std::string::npos) << run.out;
+  EXPECT_EQ(std::filesystem::last_write_time(db), before);
 }

@@ -12,6 +12,7 @@
 #include "catalog.hpp"
 #include "core/error.hpp"
 #include "integer_options.hpp"
+#include "run_lease.hpp"
 #include "interchange.hpp"
 #include "lookup.hpp"
 #include "session.hpp"
@@ -70,9 +71,14 @@ int list_families(db::Store& store) {
 int list_runs(db::Store& store, const DbArgs& args) {
   const auto rows = db::run_summaries(store.database(), selection_of(args));
   if (rows.empty()) std::cout << "no runs stored\n";
-  for (const auto& r : rows)
+  for (const auto& r : rows) {
+    // Listing never writes, so a run whose process died (kill -9) still says 'running' in the file
+    // until the next run records it as interrupted; show what it is now.
+    const bool abandoned = r.run.status == "running" && !db::run_is_live(store.database().path(), r.run.id);
     std::cout << fmt::format("run {:<5} {:<12} {:<28} {:<20} {} {:<11} {:>6} results  {}\n", r.run.id, r.run.family,
-                             r.device_name, r.run.strategy, r.run.started_at, r.run.status, r.results, r.run.command);
+                             r.device_name, r.run.strategy, r.run.started_at, abandoned ? "abandoned" : r.run.status,
+                             r.results, r.run.command);
+  }
   return 0;
 }
 
