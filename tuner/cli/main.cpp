@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "tune: error: " << e.what() << "\n";
+    std::cerr << "tune: error: " << shortened(e.what(), 285) << "\n";  // one line of ~300 characters at most, always
     return 2;
   }
 
@@ -103,16 +103,16 @@ int main(int argc, char** argv) {
     if (db_command->parsed()) return run_db_command(*db_command, db_args, args.db, args.command_line);
     return run_command(args);
   } catch (const UsageError& e) {
-    std::cerr << "tune: error: " << e.what() << "\n";
+    std::cerr << "tune: error: " << shortened(e.what(), 285) << "\n";
     return 2;
   } catch (const EnvironmentError& e) {
-    std::cerr << "tune: error: " << e.what() << "\n";
+    std::cerr << "tune: error: " << shortened(e.what(), 285) << "\n";
     return 3;
   } catch (const sql::DbError& e) {
-    std::cerr << "tune: error: " << e.what() << "\n";
+    std::cerr << "tune: error: " << shortened(e.what(), 285) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "tune: error: " << e.what() << "\n";
+    std::cerr << "tune: error: " << shortened(e.what(), 285) << "\n";
     return 1;
   }
 }
