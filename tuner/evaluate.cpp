@@ -234,6 +234,16 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
 
   // ---- load: module, functions, resource checks -----------------------------------------------
   std::unique_ptr<Module> module;
+  // Unloading a module waits for its kernels to end. After a hang that wait never ends, and this
+  // process would never answer: once it cannot use the GPU any more, it leaves the module loaded
+  // (it exits next, and the driver tears the context down).
+  struct KeepLoadedWhenUnusable {
+    std::unique_ptr<Module>& module;
+    const bool& usable;
+    ~KeepLoadedWhenUnusable() {
+      if (!usable) (void)module.release();
+    }
+  } keep_loaded_when_unusable{module, usable_};
   std::map<std::string, CUfunction> functions;
   nlohmann::json steps = nlohmann::json::array();  // the plan as results store it (stored_step)
   try {

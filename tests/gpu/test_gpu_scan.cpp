@@ -163,19 +163,19 @@ TEST(GpuScan, FaultingVariantIsContainedAndTheRunGoesOn) {
 // The spin reads global memory: a loop over a volatile local was compiled away (the compiler may
 // assume that a loop without observable effects ends), and the variant ran normally.
 //
-// DISABLED: on the lent H200 (Firecracker VM, driver 580.159.04, 2026-11-22) this test did not end
-// within 100 s. The worker reports the hang after its own timeout and is killed, but a replacement
-// worker then made no progress while the killed process's kernel still occupied the GPU. Hang
-// containment therefore remains unproven; see the README's known weaknesses. Run it by hand with
-// --gtest_also_run_disabled_tests on a machine where it can be watched.
-TEST(GpuScan, DISABLED_HangingVariantTimesOutAndTheRunGoesOn) {
+// Disabled from 2026-11-22 to 11-26: a hang cost about two minutes, and the test never ended. The
+// worker noticed the hang after its timeout, but unloading the config's module on the way out
+// waited for the spinning kernel, so it never answered; only the parent's backstop (~130 s) killed
+// it, and the next hanging config did the same. The worker now leaves the module loaded once it
+// cannot use the GPU: each hang costs its timeout and a new worker (7.5 s for the test on an H200).
+TEST(GpuScan, HangingVariantTimesOutAndTheRunGoesOn) {
   TempDb t;
   db::Store store(t.path);
   EditedScan hanging("__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
                      "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {",
                      "__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
                      "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {\n"
-                     "  if (EPT == 16) { while (*(volatile long long*)out != -12345) {} }",
+                     "  if (EPT == 16 && VEC == 4 && CUTUNE_PAD == 1) { while (*(volatile long long*)out != -12345) {} }",
                      "block=1024");
   SessionOptions options = session_options({ScanFamily::make_problem(100'000, "int32")});
   options.measure.timeout_seconds = 2;
@@ -183,7 +183,7 @@ TEST(GpuScan, DISABLED_HangingVariantTimesOutAndTheRunGoesOn) {
   const SessionResult result = session.run();
   int timeouts = 0, ok = 0;
   for (const auto& r : store.results_of_run(result.run_id)) {
-    if (r.config.find("ept=16,") != std::string::npos) {
+    if (r.config.find("ept=16,vec=4,pad=1") != std::string::npos) {
       EXPECT_EQ(r.status, "timeout") << r.config << ": " << r.error;
       ++timeouts;
     } else {
@@ -191,8 +191,8 @@ TEST(GpuScan, DISABLED_HangingVariantTimesOutAndTheRunGoesOn) {
       ++ok;
     }
   }
-  EXPECT_GT(timeouts, 2);
-  EXPECT_GT(ok, 20);
+  EXPECT_EQ(timeouts, 3);  // one per algorithm, each stored once
+  EXPECT_GT(ok, 80);
 }
 
 TEST(GpuScan, CommandLineEndToEnd) {
