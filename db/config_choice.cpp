@@ -1,158 +1,125 @@
 #include "config_choice.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <map>
-#include <unordered_map>
-
-#include "sqlite.hpp"
 
 namespace cutune::db {
+
+std::int64_t quantised_log(double ms) { return std::llround(std::log(ms) * 4294967296.0); }
+
+void sort_measurements(std::vector<Measurement>& measurements) {
+  std::sort(measurements.begin(), measurements.end(), [](const Measurement& a, const Measurement& b) {
+    if (a.config != b.config) return a.config < b.config;
+    if (a.log_ms != b.log_ms) return a.log_ms < b.log_ms;
+    return a.result_id < b.result_id;
+  });
+}
+
+std::string_view ConfigList::text(std::uint32_t index) const {
+  return index < dictionary_.size() ? dictionary_[index] : std::string_view(extras_[index - dictionary_.size()]);
+}
+
+std::optional<std::uint32_t> ConfigList::find(std::string_view text) const {
+  const auto it = std::lower_bound(dictionary_.begin(), dictionary_.end(), text);
+  if (it != dictionary_.end() && *it == text) return static_cast<std::uint32_t>(it - dictionary_.begin());
+  if (const auto extra = extra_index_.find(text); extra != extra_index_.end()) return extra->second;
+  return std::nullopt;
+}
+
+std::uint32_t ConfigList::index_of(std::string_view text) {
+  // Texts in ascending order (a pair's rows by config) hit at the cursor or just after it.
+  for (std::size_t i = cursor_; i < std::min(cursor_ + 2, dictionary_.size()); ++i)
+    if (dictionary_[i] == text) return static_cast<std::uint32_t>(cursor_ = i);
+  const auto it = std::lower_bound(dictionary_.begin(), dictionary_.end(), text);
+  if (it != dictionary_.end() && *it == text) return static_cast<std::uint32_t>(cursor_ = it - dictionary_.begin());
+  if (const auto extra = extra_index_.find(text); extra != extra_index_.end()) return extra->second;
+  const auto index = static_cast<std::uint32_t>(size());
+  extra_index_.emplace(extras_.emplace_back(text), index);
+  return index;
+}
+
+bool ConfigList::less(std::uint32_t a, std::uint32_t b) const {
+  if (a < dictionary_.size() && b < dictionary_.size()) return a < b;
+  return text(a) < text(b);
+}
+
+void Scores::resize(std::size_t configs) {
+  if (configs <= coverage.size()) return;
+  coverage.resize(configs, 0);
+  log_ratio_sum.resize(configs, 0);
+}
+
+void Scores::apply(const Pair& pair, int sign) {
+  if (pair.measurements.empty()) return;
+  std::int64_t best = pair.measurements.front().log_ms;
+  std::uint32_t last_config = pair.measurements.front().config;
+  for (const Measurement& m : pair.measurements) {
+    best = std::min(best, m.log_ms);
+    last_config = std::max(last_config, m.config);
+  }
+  resize(static_cast<std::size_t>(last_config) + 1);
+  // Sorted by config, then time: the first of each config's run is its fastest on the pair.
+  for (std::size_t i = 0; i < pair.measurements.size(); ++i) {
+    const Measurement& m = pair.measurements[i];
+    if (i > 0 && pair.measurements[i - 1].config == m.config) continue;
+    coverage[m.config] += sign;
+    log_ratio_sum[m.config] += sign * (m.log_ms - best);
+  }
+}
+
+std::optional<Choice> choose(const Scores& scores, const ConfigList& configs) {
+  std::optional<std::uint32_t> chosen;
+  for (std::uint32_t c = 0; c < scores.coverage.size(); ++c) {
+    if (scores.coverage[c] <= 0) continue;
+    if (!chosen) {
+      chosen = c;
+      continue;
+    }
+    const std::uint32_t b = *chosen;
+    // Among equal coverage, the smaller sum is the smaller mean.
+    const bool better = scores.coverage[c] != scores.coverage[b] ? scores.coverage[c] > scores.coverage[b]
+                        : scores.log_ratio_sum[c] != scores.log_ratio_sum[b]
+                            ? scores.log_ratio_sum[c] < scores.log_ratio_sum[b]
+                            : configs.less(c, b);
+    if (better) chosen = c;
+  }
+  if (!chosen) return std::nullopt;
+  return Choice{*chosen, static_cast<std::uint32_t>(scores.coverage[*chosen])};
+}
+
 namespace {
 
-// One SQL text serves every device rule: ?3 picks it, so each query stays one prepared
-// statement. The devices table is small.
-std::string with_devices(const char* head, const char* tail) {
-  return std::string(head) +
-         "(SELECT id FROM devices WHERE (?3 = 1 AND uuid = ?4) OR (?3 = 2 AND name = ?4)"
-         " OR (?3 = 3 AND cc_major = ?5 AND cc_minor = ?6) OR ?3 = 4)" +
-         tail;
-}
-
-const std::string& sizes_sql() {
-  static const std::string sql = with_devices(R"sql(
-    SELECT DISTINCT p.size FROM problems p
-    WHERE p.family = ?1 AND p.match_key = ?2 AND p.size > 0 AND EXISTS (
-      SELECT 1 FROM results r WHERE r.problem_id = p.id AND r.status = 'ok' AND r.time_ms_median > 0
-        AND r.device_id IN )sql",
-                                              ")");
-  return sql;
-}
-
-const std::string& candidates_sql() {
-  static const std::string sql = with_devices(R"sql(
-    SELECT r.id, r.device_id, r.problem_id, p.size, r.config, r.time_ms_median
-    FROM problems p JOIN results r ON r.problem_id = p.id
-    WHERE p.family = ?1 AND p.match_key = ?2 AND p.size > 0 AND (?7 = 0 OR p.size = ?7)
-      AND r.status = 'ok' AND r.time_ms_median > 0 AND r.device_id IN )sql",
-                                              "");
-  return sql;
-}
-
-// One config's results: the index on (config, problem_id) finds them without reading the others.
-const std::string& config_candidates_sql() {
-  static const std::string sql = with_devices(R"sql(
-    SELECT r.id, r.device_id, r.problem_id, p.size, r.config, r.time_ms_median
-    FROM results r JOIN problems p ON p.id = r.problem_id
-    WHERE r.config = ?8 AND r.status = 'ok' AND r.time_ms_median > 0 AND p.family = ?1 AND p.match_key = ?2
-      AND p.size > 0 AND (?7 = 0 OR p.size = ?7) AND r.device_id IN )sql",
-                                              "");
-  return sql;
-}
-
-void bind_selection(sql::Statement& s, const std::string& family, const std::string& match_key, const DeviceSet& devices) {
-  s.bind(1, family).bind(2, match_key).bind(3, static_cast<int>(devices.rule)).bind(4, devices.text)
-      .bind(5, devices.cc_major).bind(6, devices.cc_minor);
+// The first (fastest) measurement of `config` in a pair, or nullptr.
+const Measurement* first_of(const Pair& pair, std::uint32_t config) {
+  const auto it = std::lower_bound(pair.measurements.begin(), pair.measurements.end(), config,
+                                   [](const Measurement& m, std::uint32_t c) { return m.config < c; });
+  return it != pair.measurements.end() && it->config == config ? &*it : nullptr;
 }
 
 }  // namespace
 
-std::vector<std::int64_t> stored_sizes(sql::Database& db, const std::string& family, const std::string& match_key,
-                                       const DeviceSet& devices) {
-  auto s = db.prepare(sizes_sql());
-  bind_selection(s, family, match_key, devices);
-  std::vector<std::int64_t> sizes;
-  while (s.step()) sizes.push_back(s.column_int(0));
-  return sizes;
+const Measurement* fastest(const std::vector<const Pair*>& pairs, std::uint32_t config) {
+  const Measurement* best = nullptr;
+  for (const Pair* pair : pairs)
+    if (const Measurement* m = first_of(*pair, config); m && (!best || m->log_ms < best->log_ms)) best = m;
+  return best;
 }
 
-Candidates candidates(sql::Database& db, const std::string& family, const std::string& match_key,
-                      const DeviceSet& devices, std::int64_t size, const std::string& config) {
-  auto s = db.prepare(config.empty() ? candidates_sql() : config_candidates_sql());
-  bind_selection(s, family, match_key, devices);
-  s.bind(7, size);
-  if (!config.empty()) s.bind(8, config);
-  Candidates c;
-  std::unordered_map<std::string, std::size_t> index_of_config;
-  while (s.step()) {
-    const auto [it, fresh] = index_of_config.try_emplace(s.column_text(4), c.configs.size());
-    if (fresh) c.configs.push_back(it->first);
-    c.rows.push_back({s.column_int(0), s.column_int(1), s.column_int(2), s.column_int(3), it->second, s.column_double(5)});
+double geomean_ratio(const std::vector<const Pair*>& pairs, std::uint32_t config) {
+  double log_sum = 0;
+  int count = 0;
+  for (const Pair* pair : pairs) {
+    const Measurement* m = first_of(*pair, config);
+    if (!m || pair->measurements.empty()) continue;
+    double best = pair->measurements.front().ms, own = m->ms;
+    for (const Measurement& other : pair->measurements) {
+      best = std::min(best, other.ms);
+      if (other.config == config) own = std::min(own, other.ms);
+    }
+    log_sum += std::log(own / best);
+    ++count;
   }
-  return c;
-}
-
-Choice choose_config(const Candidates& candidates) {
-  // Dense indices for the (device, problem) pairs, and the fastest time on each.
-  std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> index_of_pair;
-  std::vector<double> best_of_pair;
-  std::vector<std::size_t> pair_of_row(candidates.rows.size());
-  for (std::size_t i = 0; i < candidates.rows.size(); ++i) {
-    const Candidate& row = candidates.rows[i];
-    const auto [it, fresh] = index_of_pair.try_emplace({row.device_id, row.problem_id}, best_of_pair.size());
-    if (fresh) best_of_pair.push_back(row.ms);
-    best_of_pair[it->second] = std::min(best_of_pair[it->second], row.ms);
-    pair_of_row[i] = it->second;
-  }
-  // A config's fastest time on each pair (a pair holds a config once per template version).
-  const std::uint64_t pairs = best_of_pair.size();
-  std::unordered_map<std::uint64_t, double> time_of_config_on_pair;
-  for (std::size_t i = 0; i < candidates.rows.size(); ++i) {
-    const Candidate& row = candidates.rows[i];
-    const auto [it, fresh] = time_of_config_on_pair.try_emplace(row.config * pairs + pair_of_row[i], row.ms);
-    if (!fresh) it->second = std::min(it->second, row.ms);
-  }
-  std::vector<std::size_t> coverage(candidates.configs.size(), 0);
-  std::vector<double> log_ratio_sum(candidates.configs.size(), 0.0);
-  for (const auto& [key, ms] : time_of_config_on_pair) {
-    ++coverage[key / pairs];
-    log_ratio_sum[key / pairs] += std::log(ms / best_of_pair[key % pairs]);
-  }
-  const auto mean_log_ratio = [&](std::size_t c) { return log_ratio_sum[c] / static_cast<double>(coverage[c]); };
-  const auto better = [&](std::size_t a, std::size_t b) {
-    if (coverage[a] != coverage[b]) return coverage[a] > coverage[b];
-    if (mean_log_ratio(a) != mean_log_ratio(b)) return mean_log_ratio(a) < mean_log_ratio(b);
-    return candidates.configs[a] < candidates.configs[b];
-  };
-  std::size_t chosen = 0;
-  for (std::size_t i = 1; i < candidates.configs.size(); ++i)
-    if (better(i, chosen)) chosen = i;
-  return {chosen, coverage[chosen], std::exp(mean_log_ratio(chosen))};
-}
-
-std::optional<std::string> precomputed_family_default(sql::Database& db, const std::string& family,
-                                                      const std::string& match_key) {
-  auto s = db.prepare(R"sql(
-    SELECT (SELECT value FROM meta WHERE key = 'results_version') =
-             (SELECT value FROM meta WHERE key = 'family_defaults_version'),
-           (SELECT config FROM family_defaults WHERE family = ?1 AND match_key = ?2))sql");
-  s.bind(1, family).bind(2, match_key);
-  s.step();
-  if (s.column_int(0) == 0) return std::nullopt;
-  return s.column_text(1);  // "" when NULL: fresh, and nothing of this type succeeded
-}
-
-void refresh_family_defaults(sql::Database& db) {
-  sql::Transaction transaction(db);
-  db.exec("DELETE FROM family_defaults");
-  std::vector<std::pair<std::string, std::string>> kinds;
-  auto s = db.prepare(R"sql(
-    SELECT DISTINCT p.family, p.match_key FROM problems p WHERE p.size > 0 AND EXISTS (
-      SELECT 1 FROM results r WHERE r.problem_id = p.id AND r.status = 'ok' AND r.time_ms_median > 0))sql");
-  while (s.step()) kinds.emplace_back(s.column_text(0), s.column_text(1));
-  auto insert = db.prepare(
-      "INSERT INTO family_defaults (family, match_key, config, pairs, geomean_ratio) VALUES (?1, ?2, ?3, ?4, ?5)");
-  for (const auto& [family, match_key] : kinds) {
-    const Candidates all = candidates(db, family, match_key, DeviceSet{});
-    if (all.rows.empty()) continue;
-    const Choice choice = choose_config(all);
-    insert.bind(1, family).bind(2, match_key).bind(3, all.configs[choice.config])
-        .bind(4, static_cast<std::int64_t>(choice.pairs)).bind(5, choice.geomean_ratio);
-    insert.run();
-  }
-  db.exec(
-      "UPDATE meta SET value = (SELECT value FROM meta WHERE key = 'results_version') "
-      "WHERE key = 'family_defaults_version'");
-  transaction.commit();
+  return count ? std::exp(log_sum / count) : 1.0;
 }
 
 }  // namespace cutune::db

@@ -1,11 +1,15 @@
 #pragma once
 // Choosing one config from successful measurements on several (device, problem) pairs: the rule
-// behind the lookup's fallback levels, and the family defaults the writer keeps precomputed so
-// that an application on an unknown device need not score every stored result.
-// Compiled into the store (writer) and the lookup library (reader).
+// behind the lookup's fallback levels, in one place. The writer applies it when it precomputes
+// choices (choice_tables.hpp), the lookup library when results changed since (only for what
+// changed) or when a database holds no precomputed choices. Compiled into the store (writer) and
+// the lookup library (reader). No SQL here.
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace cutune::sql {
@@ -14,42 +18,73 @@ class Database;
 
 namespace cutune::db {
 
-// Which stored devices a choice draws on.
-struct DeviceSet {
-  enum class Rule : int { uuid = 1, name = 2, compute_capability = 3, any = 4 };
-  Rule rule = Rule::any;
-  std::string text;  // the uuid or the name
-  int cc_major = 0, cc_minor = 0;
+// A time's natural logarithm in units of 2^-32, rounded. Scores are sums of differences of these:
+// integers, so a score is exact whatever the order in which pairs were added or taken away, and a
+// reader that corrects a precomputed score for a changed pair gets what scoring from scratch gets.
+// Two times less than about 2^-32 apart (relatively) count as equal.
+std::int64_t quantised_log(double ms);
+
+// One successful result on one (device, problem) pair.
+struct Measurement {
+  std::uint32_t config = 0;  // index into the ConfigList the pair was read with
+  std::int64_t log_ms = 0;   // quantised_log(median time)
+  std::int64_t result_id = 0;
+  double ms = 0;  // the time as stored; 0 where only log_ms was kept (a precomputed pair)
 };
 
-struct Candidate {
-  std::int64_t result_id, device_id, problem_id, size;
-  std::size_t config;  // index into Candidates::configs
-  double ms;
+// The successful results of one (device, problem) pair, sorted by config, then time; a config
+// appears once per template version it was measured with.
+struct Pair {
+  std::int64_t problem_id = 0, device_id = 0, size = 0;
+  std::vector<Measurement> measurements;
 };
 
-struct Candidates {
-  std::vector<std::string> configs;  // each distinct config text once
-  std::vector<Candidate> rows;
+// Sorts a pair's measurements into the order Pair requires.
+void sort_measurements(std::vector<Measurement>& measurements);
+
+// The config texts a set of pairs refers to by index: a sorted dictionary (the index order is the
+// text order, so ties between dictionary configs need no text), then texts added later, in any
+// order. Views into the dictionary stay valid as long as the storage it was made from.
+class ConfigList {
+ public:
+  ConfigList() = default;
+  // `sorted`: distinct texts in ascending order.
+  explicit ConfigList(std::vector<std::string_view> sorted) : dictionary_(std::move(sorted)) {}
+  ConfigList(ConfigList&&) = default;  // the views into extras_ move with it; a copy would dangle
+  ConfigList& operator=(ConfigList&&) = default;
+
+  std::size_t size() const { return dictionary_.size() + extras_.size(); }
+  std::size_t dictionary_size() const { return dictionary_.size(); }
+  std::string_view text(std::uint32_t index) const;
+  // The index of `text`, added when absent. Fastest when called in ascending text order.
+  std::uint32_t index_of(std::string_view text);
+  std::optional<std::uint32_t> find(std::string_view text) const;
+  bool less(std::uint32_t a, std::uint32_t b) const;  // by text
+
+ private:
+  std::vector<std::string_view> dictionary_;
+  std::deque<std::string> extras_;  // owned texts, index dictionary_size() + i; a deque never moves them
+  std::unordered_map<std::string_view, std::uint32_t> extra_index_;  // views into extras_
+  std::size_t cursor_ = 0;  // where the last dictionary look-up ended
 };
 
-// Choices are made among problems of one family with one match key (problem_identity.hpp): the
-// fields a lookup must match exactly, "op=sum,type=float32". Problems that differ only in their
-// extents (sizes) share it.
+// Per config: on how many pairs it was measured, and the sum of its log ratios there (its fastest
+// time on a pair over the fastest of any config on that pair, in quantised_log units).
+struct Scores {
+  std::vector<std::int64_t> coverage;
+  std::vector<std::int64_t> log_ratio_sum;
 
-// Positive sizes of the family's problems with this match key and a successful result on the devices.
-std::vector<std::int64_t> stored_sizes(sql::Database& db, const std::string& family, const std::string& match_key,
-                                       const DeviceSet& devices);
+  void resize(std::size_t configs);
+  void add(const Pair& pair) { apply(pair, 1); }
+  void remove(const Pair& pair) { apply(pair, -1); }  // undoes add(pair) exactly
 
-// The successful results of the family and match key on the devices; of one size unless size is
-// 0; of one config unless config is empty.
-Candidates candidates(sql::Database& db, const std::string& family, const std::string& match_key,
-                      const DeviceSet& devices, std::int64_t size = 0, const std::string& config = {});
+ private:
+  void apply(const Pair& pair, int sign);
+};
 
 struct Choice {
-  std::size_t config = 0;    // index into Candidates::configs
-  std::size_t pairs = 0;     // the (device, problem) pairs it was measured on
-  double geomean_ratio = 1;  // its geometric-mean time over the best time of those pairs
+  std::uint32_t config = 0;  // index into the ConfigList
+  std::uint32_t pairs = 0;   // the pairs it was measured on
 };
 
 // On each pair a config's ratio is its time over the fastest time measured on that pair (1 means
@@ -59,18 +94,21 @@ struct Choice {
 // pairs compete: otherwise a config measured on a single pair, where it happened to win, would
 // beat one that is within 1 % of the best everywhere, and a config that fails on some device
 // loses coverage there. Ties go to the smaller config text, so answers are reproducible. On a
-// single pair this is simply the fastest config. `candidates` must not be empty.
-Choice choose_config(const Candidates& candidates);
+// single pair this is simply the fastest config. nullopt when no config has been measured.
+std::optional<Choice> choose(const Scores& scores, const ConfigList& configs);
 
-// The family's default for a match key across every stored device and size (the choice above), as
-// precomputed by refresh_family_defaults. nullopt when the precomputed table is stale (results
-// changed since), so the caller scores the results itself; an empty string when it is fresh and
-// the match key has no successful result.
-std::optional<std::string> precomputed_family_default(sql::Database& db, const std::string& family,
-                                                      const std::string& match_key);
+// The measurement a choice is shown through: the fastest of `config` on these pairs (on equal
+// times, the first pair's). nullptr when it has none there.
+const Measurement* fastest(const std::vector<const Pair*>& pairs, std::uint32_t config);
 
-// Recomputes every family default, in one transaction. The writer calls it after a tuning run or
-// an import; a trigger on results marks the table stale whenever a result changes.
+// The geometric mean of `config`'s ratios over the pairs it was measured on, from the times as
+// stored (Measurement::ms; for the writer's record, while choose() decides on the quantised sums).
+double geomean_ratio(const std::vector<const Pair*>& pairs, std::uint32_t config);
+
+// Recomputes what the lookup's levels read (choice_tables.hpp): for the match keys whose results
+// changed since the last refresh, or for all of them when problems or devices changed. In one
+// transaction. The writer calls it after a tuning run or an import; until then lookups correct the
+// precomputed choices for what changed.
 void refresh_family_defaults(sql::Database& db);
 
 }  // namespace cutune::db

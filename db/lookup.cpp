@@ -1,9 +1,11 @@
 #include "lookup.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -11,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "builtin_defaults.hpp"
-#include "config_choice.hpp"
+#include "choice_tables.hpp"
 #include "core/error.hpp"
 #include "problem_identity.hpp"
 #include "schema.hpp"
@@ -30,23 +32,6 @@ constexpr const char* kCubinsSql = R"sql(
   SELECT c.arch, c.cubin, c.launch_json, c.nvrtc_version, c.compile_options FROM results r
   JOIN cubins c ON c.problem_id = r.problem_id AND c.template_id = r.template_id AND c.config = r.config
   WHERE r.id = ?1 ORDER BY c.arch)sql";
-
-// What a query asks for once its fields are read with the family's stored schema.
-struct CanonicalProblem {
-  std::string match_key;  // the fields every answer's problem must have
-  std::int64_t size = 0;
-};
-
-// The devices one fallback level draws on, and how to say so.
-struct LevelSource {
-  db::DeviceSet devices;
-  Level level;
-  std::string basis;
-};
-
-double size_distance(std::int64_t requested, std::int64_t stored) {
-  return std::abs(std::log(static_cast<double>(requested)) - std::log(static_cast<double>(stored)));
-}
 
 // -1, 0 or 1 as distance a is nearer, as near (to rounding: 32768 lies midway between 1024 and
 // 2^20 although the logarithms differ in the last bit) or farther than b.
@@ -170,14 +155,94 @@ std::int64_t Match::integer(const std::string& name) const {
   return *p->integer;
 }
 
+namespace {
+
+// A map that never holds more than `capacity` entries: an application that asks about millions of
+// distinct problems must not grow the cache without bound. When full, an entry goes (the first in
+// the table's order: an arbitrary one).
+template <class Value>
+class BoundedMap {
+ public:
+  explicit BoundedMap(std::size_t capacity) : capacity_(capacity) {}
+  const Value* find(const std::string& key) const {
+    const auto it = map_.find(key);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  const Value& insert(const std::string& key, Value value) {
+    if (const auto it = map_.find(key); it != map_.end()) return it->second;
+    if (map_.size() >= capacity_) map_.erase(map_.begin());
+    return map_.emplace(key, std::move(value)).first->second;
+  }
+  void clear() { map_.clear(); }
+
+ private:
+  std::size_t capacity_;
+  std::unordered_map<std::string, Value> map_;
+};
+
+// The answers to every size of one (family, device, match key): the level that answers, and for
+// each size stored there the match as if asked at exactly that size. A lookup searches the sizes
+// and fills in what depends on the requested size (size_distance).
+struct Plan {
+  struct Entry {
+    std::int64_t size = 0;
+    double log_size = 0;
+    double ms = 0;  // the shown measurement's time; level 3 answers equally near sizes with the faster
+    // Null until scored, in a plan of a database without precomputed choices (`lazy`); such
+    // entries are read and filled under the connection's mutex.
+    mutable std::shared_ptr<const Match> match;
+  };
+  std::vector<Entry> entries;  // ascending size; empty: `builtin` answers every size
+  std::shared_ptr<const Match> builtin;
+  bool ties_to_faster = false;
+  bool lazy = false;
+  // What scoring a lazy entry needs.
+  std::string family, match_key;
+  db::DeviceSet devices;
+  Level level = Level::builtin_default;
+  std::string basis;
+};
+
+// A query as asked, without its size: the plan that answers it, and the size its extents fix
+// when they are all given (0 otherwise).
+struct KnownQuery {
+  std::shared_ptr<const Plan> plan;
+  std::int64_t fixed_size = 0;
+};
+
+// The cache key of a query as asked, without its size. Unit separators keep ("ab", "c") apart
+// from ("a", "bc").
+std::string query_key(const Query& q) {
+  std::string key;
+  key.reserve(q.family.size() + q.device.uuid.size() + q.device.name.size() + q.problem.dtype.size() + 32);
+  key.append(q.family).push_back('\x1f');
+  key.append(q.device.uuid).push_back('\x1f');
+  key.append(q.device.name).push_back('\x1f');
+  key.append(q.problem.dtype).push_back('\x1f');
+  key.append(std::to_string(q.device.cc_major)).push_back('.');
+  key.append(std::to_string(q.device.cc_minor));
+  for (const Field& f : q.problem.fields) {
+    key.push_back('\x1e');
+    key.append(f.name).push_back('\x1f');
+    key.append(f.value);
+  }
+  return key;
+}
+
+}  // namespace
+
 struct Database::Impl {
   sql::Database db;
-  std::mutex db_mutex;  // one lookup at a time on the connection: it reads in one snapshot
-  std::shared_mutex cache_mutex;
-  std::unordered_map<std::string, std::shared_ptr<const Match>> cache;
+  int version = 0;
+  std::mutex db_mutex;  // one reader at a time on the connection: a plan is read in one snapshot
+  // Stored problem schemas by family, read once per family (guarded by db_mutex).
+  BoundedMap<std::optional<ProblemSchema>> schemas{256};
+  std::shared_mutex cache_mutex;  // taken after db_mutex where both are held
+  BoundedMap<KnownQuery> queries{4096};
+  BoundedMap<std::shared_ptr<const Plan>> plans{1024};  // by family, device and match key
 
   explicit Impl(const std::string& path) : db(path, sql::Database::Mode::read_only) {
-    const int version = db::schema_version(db);
+    version = db::schema_version(db);
     if (version == 0) throw Error("'" + path + "' is not a cutune database (it has no schema)");
     if (version > db::kSchemaVersion)
       throw Error("database '" + path + "' has schema version " + std::to_string(version) +
@@ -189,25 +254,38 @@ struct Database::Impl {
                   "); any tune db command migrates it, e.g. tune db devices --db " + path);
   }
 
-  // The match from these candidates: the chosen config, shown through its measurement nearest in
-  // size to the request (the fastest among equally near ones).
-  // Stored problem schemas by family, read once per family (guarded by db_mutex).
-  std::unordered_map<std::string, std::optional<ProblemSchema>> schemas;
+  // The element type of a query that gives none, for a family stored without a problem schema
+  // (so without a declared default): "" where its problems have no element type (imported Kernel
+  // Tuner files), else the one element type its problems have. Refused where that does not say
+  // it — several types, or nothing stored of a family that has a built-in default — rather than
+  // answered with the built-in default for want of a type.
+  std::string untyped_element_type(const std::string& family) {
+    auto s = db.prepare("SELECT DISTINCT dtype FROM problems WHERE family = ?1 ORDER BY dtype LIMIT 4");
+    s.bind(1, family);
+    std::vector<std::string> types;
+    while (s.step()) types.push_back(s.column_text(0));
+    if (types.size() == 1 || (!types.empty() && types.front().empty())) return types.front();
+    if (types.empty() && !db::builtin_default(family)) return "";  // unknown: find() says so
+    std::string stored;
+    for (const std::string& type : types) stored += (stored.empty() ? "" : ", ") + type;
+    throw Error("lookup of " + family + " needs the element type (dtype, or the element-type field): " +
+                (types.empty() ? std::string("nothing of the family is stored")
+                               : "its stored problems have several (" + stored + (types.size() > 3 ? ", …" : "") + ")") +
+                ", and the database has no problem schema of it to take a default from");
+  }
 
-  // The query's match key and size: its fields read with the family's stored schema (defaults
-  // filled in, names and values checked), or, for a family stored without one, its element type.
-  CanonicalProblem canonical(const Query& q) {
-    auto it = schemas.find(q.family);
-    if (it == schemas.end()) it = schemas.emplace(q.family, db::stored_problem_schema(db, q.family)).first;
-    const std::optional<ProblemSchema>& schema = it->second;
-    CanonicalProblem c;
-    c.size = q.problem.size;
+  // The query's match key, and the size its extents give when all are given (0 otherwise): its
+  // fields read with the family's stored schema (defaults filled in, names and values checked),
+  // or, for a family stored without one, its element type.
+  std::pair<std::string, std::int64_t> canonical(const Query& q) {
+    const std::optional<ProblemSchema>* cached = schemas.find(q.family);
+    if (!cached) cached = &schemas.insert(q.family, db::stored_problem_schema(db, q.family));
+    const std::optional<ProblemSchema>& schema = *cached;
     if (!schema) {
       if (!q.problem.fields.empty())
         throw Error("family '" + q.family + "' has no stored problem schema (its results were imported); its problems "
                     "match on size and element type only, so the query may not name fields");
-      c.match_key = db::untyped_match_key(q.problem.dtype);
-      return c;
+      return {db::untyped_match_key(q.problem.dtype.empty() ? untyped_element_type(q.family) : q.problem.dtype), 0};
     }
     std::vector<NamedValue> fields;
     for (const Field& f : q.problem.fields) fields.push_back({f.name, f.value});
@@ -224,7 +302,7 @@ struct Database::Impl {
         }
       if (!given) fields.push_back({type_field->name, q.problem.dtype});
     }
-    // Extents, when all are given, say the size; with a size given too, they must agree.
+    // Extents, when all are given, say the size.
     std::int64_t product = 1;
     bool all_extents = true;
     for (const ProblemField& declared : schema->fields()) {
@@ -238,119 +316,171 @@ struct Database::Impl {
       }
       product *= std::get<std::int64_t>(declared.parse(given->value));
     }
-    c.match_key = schema->match_key(fields);
-    if (all_extents && c.size <= 0) c.size = product;
-    else if (all_extents && product != c.size)
-      throw Error("the query's size " + std::to_string(c.size) + " is not the product of its extents (" +
-                  std::to_string(product) + ")");
-    return c;
+    return {schema->match_key(fields), all_extents ? product : 0};
   }
 
-  std::shared_ptr<Match> match_from(const db::Candidates& c, const CanonicalProblem& p, Level level,
-                                    const std::string& basis) {
-    const std::int64_t size = p.size;
-    const std::string& match_key = p.match_key;
-    const std::size_t config = db::choose_config(c).config;
-    const db::Candidate* shown = nullptr;
-    for (const db::Candidate& row : c.rows) {
-      if (row.config != config) continue;
-      if (!shown) {
-        shown = &row;
-        continue;
-      }
-      const int order = compare_distances(size_distance(size, row.size), size_distance(size, shown->size));
-      if (order < 0 || (order == 0 && row.ms < shown->ms)) shown = &row;
-    }
-    auto s = db.prepare(kDetailsSql);
-    s.bind(1, shown->result_id);
-    s.step();
+  // The match as if asked at exactly the stored size of result `result_id`.
+  std::shared_ptr<const Match> stored_match(sql::Statement& details, std::int64_t result_id, Level level,
+                                            const std::string& basis, const std::string& match_key) {
+    details.bind(1, result_id);
+    if (!details.step()) throw Error("the stored result " + std::to_string(result_id) + " a choice names is missing");
     auto m = std::make_shared<Match>();
     m->level = level;
     m->basis = basis;
-    m->config = s.column_text(0);
-    m->parameters = parameters_of(s.column_text(1), m->config);
-    m->steps = steps_of(s.column_text(2));
+    m->config = details.column_text(0);
+    m->parameters = parameters_of(details.column_text(1), m->config);
+    m->steps = steps_of(details.column_text(2));
     m->launches = launches_in(m->steps);
-    m->time_ms = s.column_double(3);
-    m->matched_problem = s.column_text(4);
-    m->matched_size = s.column_int(5);
-    m->size_distance = size_distance(size, m->matched_size);
+    m->time_ms = details.column_double(3);
+    m->matched_problem = details.column_text(4);
+    m->matched_size = details.column_int(5);
+    m->size_distance = 0;
     m->match_key = match_key;
-    m->device_name = s.column_text(6);
-    m->device_uuid = s.column_text(7);
-    m->template_hash = s.column_text(8);
-    m->verified = s.column_int(9) != 0;
-    m->result_id = shown->result_id;
+    m->device_name = details.column_text(6);
+    m->device_uuid = details.column_text(7);
+    m->template_hash = details.column_text(8);
+    m->verified = details.column_int(9) != 0;
+    m->result_id = result_id;
+    details.reset();
     return m;
   }
 
-  // Levels 1 and 2: the nearest stored size of the type on these devices (the larger of two
-  // equally near ones, whose timing is less dominated by launch overhead), then the best config there.
-  std::shared_ptr<Match> nearest_size_match(const Query& q, const CanonicalProblem& p, const LevelSource& source) {
-    const auto sizes = db::stored_sizes(db, q.family, p.match_key, source.devices);
-    if (sizes.empty()) return nullptr;
-    std::int64_t nearest = sizes.front();
-    for (std::int64_t size : sizes) {
-      const int order = compare_distances(size_distance(p.size, size), size_distance(p.size, nearest));
-      if (order < 0 || (order == 0 && size > nearest)) nearest = size;
-    }
-    const auto c = db::candidates(db, q.family, p.match_key, source.devices, nearest);
-    return match_from(c, p, source.level, source.basis);
-  }
-
-  // Level 3: the writer's precomputed choice when it is fresh (one config's rows to read), else
-  // the same choice scored here over every stored result.
-  std::shared_ptr<Match> family_default_match(const Query& q, const CanonicalProblem& p) {
-    const db::DeviceSet all{};
-    const auto precomputed = db::precomputed_family_default(db, q.family, p.match_key);
-    if (precomputed && precomputed->empty()) return nullptr;
-    const auto c = db::candidates(db, q.family, p.match_key, all, 0, precomputed.value_or(""));
-    if (c.rows.empty()) return nullptr;
-    return match_from(c, p, Level::family_default, "every stored device and size");
-  }
-
-  std::shared_ptr<Match> builtin_match(const Query& q, const CanonicalProblem& p) {
-    const db::BuiltinDefault* fallback = db::builtin_default(q.family);
+  std::shared_ptr<const Match> builtin_match(const std::string& family, const std::string& match_key) {
+    const db::BuiltinDefault* fallback = db::builtin_default(family);
     if (!fallback)
-      throw Error("no stored result for family '" + q.family + "' with '" + p.match_key +
+      throw Error("no stored result for family '" + family + "' with '" + match_key +
                   "', and the family has no built-in default (is the family name right?)");
     auto m = std::make_shared<Match>();
     m->level = Level::builtin_default;
-    m->basis = "built-in default of " + q.family;
+    m->basis = "built-in default of " + family;
     m->config = fallback->config;
     m->parameters = parameters_of("", m->config);
     m->size_distance = std::numeric_limits<double>::infinity();
-    m->match_key = p.match_key;
+    m->match_key = match_key;
     return m;
   }
 
-  std::shared_ptr<const Match> resolve(const Query& q) {
-    std::lock_guard lock(db_mutex);
-    sql::Transaction snapshot(db, sql::Transaction::Kind::read);
-    const CanonicalProblem p = canonical(q);
-    if (p.size <= 0) throw Error("lookup needs a positive problem size (got " + std::to_string(p.size) + ")");
+  // Everything a (family, device, match key) is answered from, through the fallback levels: the
+  // first level with a successful result of the match key answers every size.
+  std::shared_ptr<const Plan> load_plan(const Query& q, const std::string& match_key) {
+    auto plan = std::make_shared<Plan>();
+    plan->family = q.family;
+    plan->match_key = match_key;
+    db::ChoiceReader choices(db, version, q.family, match_key);
+    auto details = db.prepare(kDetailsSql);
     using Rule = db::DeviceSet::Rule;
     const DeviceIdentity& d = q.device;
-    std::vector<LevelSource> sources;
-    const auto add = [&sources](Rule rule, const std::string& text, Level level, std::string basis, int cc_major = 0,
-                                int cc_minor = 0) {
-      LevelSource& source = sources.emplace_back();
-      source.devices.rule = rule;
-      source.devices.text = text;
-      source.devices.cc_major = cc_major;
-      source.devices.cc_minor = cc_minor;
-      source.level = level;
-      source.basis = std::move(basis);
+    struct Source {
+      db::DeviceSet devices;
+      Level level;
+      std::string basis;
     };
-    if (!d.uuid.empty()) add(Rule::uuid, d.uuid, Level::exact_device, "device " + d.uuid);
-    if (!d.name.empty()) add(Rule::name, d.name, Level::exact_device, "device name " + d.name);
+    std::vector<Source> sources;
+    if (!d.uuid.empty()) sources.push_back({{Rule::uuid, d.uuid, 0, 0}, Level::exact_device, "device " + d.uuid});
+    if (!d.name.empty()) sources.push_back({{Rule::name, d.name, 0, 0}, Level::exact_device, "device name " + d.name});
     if (d.cc_major > 0)
-      add(Rule::compute_capability, "", Level::same_compute_capability,
-          "compute capability " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor), d.cc_major, d.cc_minor);
-    for (const auto& source : sources)
-      if (auto m = nearest_size_match(q, p, source)) return m;
-    if (auto m = family_default_match(q, p)) return m;
-    return builtin_match(q, p);
+      sources.push_back({{Rule::compute_capability, "", d.cc_major, d.cc_minor}, Level::same_compute_capability,
+                         "compute capability " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)});
+    for (Source& source : sources) {
+      const std::vector<db::SizeChoice> sizes = choices.sizes(source.devices);
+      if (sizes.empty()) continue;
+      plan->devices = std::move(source.devices);
+      plan->level = source.level;
+      plan->basis = std::move(source.basis);
+      plan->lazy = !choices.precomputed();
+      for (const db::SizeChoice& at : sizes) {
+        Plan::Entry& e = plan->entries.emplace_back();
+        e.size = at.size;
+        e.log_size = std::log(static_cast<double>(at.size));
+        if (at.result_id != 0) e.match = stored_match(details, at.result_id, plan->level, plan->basis, match_key);
+      }
+      return plan;
+    }
+    // Level 3: the family default, shown at each size through its fastest measurement there.
+    if (const auto config = choices.family_default()) {
+      plan->level = Level::family_default;
+      plan->basis = "every stored device and size";
+      plan->ties_to_faster = true;
+      auto rows = db.prepare(R"sql(
+        SELECT r.id, p.size, r.time_ms_median FROM results r JOIN problems p ON p.id = r.problem_id
+        WHERE r.config = ?1 AND r.status = 'ok' AND r.time_ms_median > 0 AND p.family = ?2 AND p.match_key = ?3
+          AND p.size > 0)sql");
+      rows.bind(1, *config).bind(2, q.family).bind(3, match_key);
+      std::map<std::int64_t, std::pair<double, std::int64_t>> fastest;  // size → (ms, result)
+      while (rows.step()) {
+        const auto [it, fresh] = fastest.try_emplace(rows.column_int(1), rows.column_double(2), rows.column_int(0));
+        if (!fresh && rows.column_double(2) < it->second.first) it->second = {rows.column_double(2), rows.column_int(0)};
+      }
+      for (const auto& [size, shown] : fastest) {
+        Plan::Entry& e = plan->entries.emplace_back();
+        e.size = size;
+        e.log_size = std::log(static_cast<double>(size));
+        e.ms = shown.first;
+        e.match = stored_match(details, shown.second, plan->level, plan->basis, match_key);
+      }
+      if (!plan->entries.empty()) return plan;
+    }
+    plan->level = Level::builtin_default;
+    plan->builtin = builtin_match(q.family, match_key);
+    return plan;
+  }
+
+  // Reads what the query needs once (its canonical form, and its plan unless another query with
+  // the same family, device and match key loaded it).
+  KnownQuery resolve(const Query& q) {
+    std::lock_guard lock(db_mutex);
+    sql::Transaction snapshot(db, sql::Transaction::Kind::read);
+    const auto [match_key, fixed_size] = canonical(q);
+    std::string plan_key = query_key({q.family, q.device, {}});
+    plan_key.append("\x1d").append(match_key);
+    {
+      std::shared_lock cache_lock(cache_mutex);
+      if (const auto* plan = plans.find(plan_key)) return {*plan, fixed_size};
+    }
+    auto plan = load_plan(q, match_key);
+    std::unique_lock cache_lock(cache_mutex);
+    return {plans.insert(plan_key, std::move(plan)), fixed_size};
+  }
+
+  // Scores a lazy entry on first use (a database without precomputed choices).
+  std::shared_ptr<const Match> lazy_match(const Plan& plan, const Plan::Entry& e) {
+    std::lock_guard lock(db_mutex);
+    if (e.match) return e.match;
+    sql::Transaction snapshot(db, sql::Transaction::Kind::read);
+    const std::int64_t result_id = db::scored_choice(db, plan.family, plan.match_key, plan.devices, e.size);
+    if (result_id == 0)
+      throw Error("the results of " + plan.family + " at size " + std::to_string(e.size) +
+                  " went away while this lookup::Database was open; call clear_cache()");
+    auto details = db.prepare(kDetailsSql);
+    e.match = stored_match(details, result_id, plan.level, plan.basis, plan.match_key);
+    return e.match;
+  }
+
+  // The answer for size n: the nearest stored size by |ln n − ln size|; of equally near ones (to
+  // rounding) the larger, or at level 3 the faster measurement.
+  std::shared_ptr<const Match> answer(const Plan& plan, std::int64_t n) {
+    if (plan.entries.empty()) return plan.builtin;
+    const auto& e = plan.entries;
+    const double log_n = std::log(static_cast<double>(n));
+    const auto distance = [&](std::size_t i) { return std::abs(log_n - e[i].log_size); };
+    const std::size_t above = static_cast<std::size_t>(
+        std::lower_bound(e.begin(), e.end(), n, [](const Plan::Entry& x, std::int64_t v) { return x.size < v; }) - e.begin());
+    double best = std::numeric_limits<double>::infinity();
+    if (above < e.size()) best = distance(above);
+    if (above > 0) best = std::min(best, distance(above - 1));
+    std::size_t first = above, last = above;  // [first, last): as near as the nearest
+    while (first > 0 && compare_distances(distance(first - 1), best) == 0) --first;
+    while (last < e.size() && compare_distances(distance(last), best) == 0) ++last;
+    std::size_t chosen = last - 1;
+    if (plan.ties_to_faster)
+      for (std::size_t i = last - 1; i-- > first;)
+        if (e[i].ms < e[chosen].ms) chosen = i;
+    const Plan::Entry& entry = e[chosen];
+    std::shared_ptr<const Match> match = plan.lazy ? lazy_match(plan, entry) : entry.match;
+    if (entry.size == n) return match;
+    auto asked = std::make_shared<Match>(*match);
+    asked->size_distance = distance(chosen);
+    return asked;
   }
 
   Cubin cubin_of(const Match& match, const std::string& arch) {
@@ -413,43 +543,37 @@ Database::Database(const std::string& path) {
 
 Database::~Database() = default;
 
-static std::string cache_key(const Query& q) {
-  std::string key;
-  key.reserve(q.family.size() + q.device.uuid.size() + q.device.name.size() + q.problem.dtype.size() + 48);
-  // Unit separators keep ("ab", "c") apart from ("a", "bc").
-  key.append(q.family).push_back('\x1f');
-  key.append(q.device.uuid).push_back('\x1f');
-  key.append(q.device.name).push_back('\x1f');
-  key.append(q.problem.dtype).push_back('\x1f');
-  key.append(std::to_string(q.device.cc_major)).push_back('.');
-  key.append(std::to_string(q.device.cc_minor)).push_back('\x1f');
-  key.append(std::to_string(q.problem.size));
-  for (const Field& f : q.problem.fields) {
-    key.push_back('\x1e');
-    key.append(f.name).push_back('\x1f');
-    key.append(f.value);
-  }
-  return key;
-}
-
 std::shared_ptr<const Match> Database::find(const Query& query) {
-  const std::string key = cache_key(query);
-  {
-    std::shared_lock lock(impl_->cache_mutex);
-    if (auto it = impl_->cache.find(key); it != impl_->cache.end()) return it->second;
-  }
   if (query.family.empty()) throw Error("lookup needs a family");
   if (query.problem.size < 0) throw Error("lookup needs a positive problem size (got " + std::to_string(query.problem.size) + ")");
-  std::shared_ptr<const Match> match;
+  const std::string key = query_key(query);
+  KnownQuery known;
+  {
+    std::shared_lock lock(impl_->cache_mutex);
+    if (const KnownQuery* cached = impl_->queries.find(key)) known = *cached;
+  }
+  if (!known.plan) {
+    try {
+      known = impl_->resolve(query);
+    } catch (const sql::DbError& e) {
+      throw Error(std::string("lookup of ") + query.family + " failed: " + e.what());
+    } catch (const UsageError& e) {  // a field the family does not declare, a value it does not take, …
+      throw Error(std::string("lookup of ") + query.family + ": " + e.what());
+    }
+    std::unique_lock lock(impl_->cache_mutex);
+    impl_->queries.insert(key, known);
+  }
+  std::int64_t size = query.problem.size;
+  if (known.fixed_size > 0 && size == 0) size = known.fixed_size;
+  else if (known.fixed_size > 0 && size != known.fixed_size)
+    throw Error("the query's size " + std::to_string(size) + " is not the product of its extents (" +
+                std::to_string(known.fixed_size) + ")");
+  if (size <= 0) throw Error("lookup needs a positive problem size (got " + std::to_string(size) + ")");
   try {
-    match = impl_->resolve(query);
+    return impl_->answer(*known.plan, size);
   } catch (const sql::DbError& e) {
     throw Error(std::string("lookup of ") + query.family + " failed: " + e.what());
-  } catch (const UsageError& e) {  // a field the family does not declare, a value it does not take, …
-    throw Error(std::string("lookup of ") + query.family + ": " + e.what());
   }
-  std::unique_lock lock(impl_->cache_mutex);
-  return impl_->cache.try_emplace(key, std::move(match)).first->second;
 }
 
 Cubin Database::cubin(const Query& query, const std::string& arch) {
@@ -462,12 +586,11 @@ Cubin Database::cubin(const Query& query, const std::string& arch) {
 }
 
 void Database::clear_cache() {
-  {
-    std::lock_guard lock(impl_->db_mutex);
-    impl_->schemas.clear();  // a tuner may have stored a new declaration meanwhile
-  }
-  std::unique_lock lock(impl_->cache_mutex);
-  impl_->cache.clear();
+  std::lock_guard lock(impl_->db_mutex);
+  impl_->schemas.clear();  // a tuner may have stored a new declaration meanwhile
+  std::unique_lock cache_lock(impl_->cache_mutex);
+  impl_->queries.clear();
+  impl_->plans.clear();
 }
 
 }  // namespace cutune::lookup

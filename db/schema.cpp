@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "choice_tables.hpp"
 #include "problem_identity.hpp"
 #include "sqlite.hpp"
 
@@ -177,6 +178,76 @@ ALTER TABLE results ADD COLUMN cut_short INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE results ADD COLUMN measured_on TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 5 → 6. The lookup library's choices precomputed per size and device set, and what a
+// reader needs to correct them for results stored since (choice_tables.hpp): triggers record the
+// changed results and their (problem, device) pairs instead of bumping one version number, so
+// only what changed is scored again. A change to a problem's size or match key or to a device's
+// name or compute capability regroups pairs: it marks every choice for recomputation. (The
+// triggers test for existing rows instead of INSERT OR IGNORE, because the conflict policy of
+// the statement that fires a trigger overrides the trigger's own, and the store's upserts have
+// one.) The index
+// reads one pair's successful results in config order without touching the table.
+constexpr const char* kSchemaV5ToV6 = R"sql(
+CREATE INDEX results_ok_by_pair ON results (problem_id, device_id, config, time_ms_median) WHERE status = 'ok';
+CREATE TABLE choices (
+  family TEXT NOT NULL,
+  match_key TEXT NOT NULL,
+  rule INTEGER NOT NULL,
+  devices TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  config TEXT NOT NULL,
+  result_id INTEGER NOT NULL,
+  pairs INTEGER NOT NULL,
+  geomean_ratio REAL NOT NULL,
+  PRIMARY KEY (family, match_key, rule, devices, size)
+) WITHOUT ROWID;
+CREATE TABLE choice_sets (
+  family TEXT NOT NULL,
+  match_key TEXT NOT NULL,
+  configs BLOB NOT NULL,
+  totals BLOB NOT NULL,
+  PRIMARY KEY (family, match_key)
+);
+CREATE TABLE choice_pairs (
+  problem_id INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  measurements BLOB NOT NULL,
+  PRIMARY KEY (problem_id, device_id)
+);
+CREATE TABLE changed_results (
+  problem_id INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  result_id INTEGER NOT NULL
+);
+CREATE INDEX changed_results_by_pair ON changed_results (problem_id, device_id);
+INSERT INTO meta (key, value) VALUES ('choices_valid', 0);
+DROP TRIGGER results_inserted;
+DROP TRIGGER results_updated;
+DROP TRIGGER results_deleted;
+CREATE TRIGGER results_inserted AFTER INSERT ON results
+  BEGIN INSERT INTO changed_results VALUES (NEW.problem_id, NEW.device_id, NEW.id); END;
+CREATE TRIGGER results_updated AFTER UPDATE OF problem_id, device_id, config, status, time_ms_median ON results BEGIN
+  INSERT INTO changed_results SELECT OLD.problem_id, OLD.device_id, OLD.id
+    WHERE OLD.problem_id IS NOT NEW.problem_id OR OLD.device_id IS NOT NEW.device_id;
+  INSERT INTO changed_results VALUES (NEW.problem_id, NEW.device_id, NEW.id);
+END;
+CREATE TRIGGER results_deleted AFTER DELETE ON results
+  BEGIN INSERT INTO changed_results VALUES (OLD.problem_id, OLD.device_id, OLD.id); END;
+CREATE TRIGGER problems_regrouped AFTER UPDATE OF family, match_key, size ON problems
+  WHEN OLD.family IS NOT NEW.family OR OLD.match_key IS NOT NEW.match_key OR OLD.size IS NOT NEW.size
+  BEGIN UPDATE meta SET value = 0 WHERE key = 'choices_valid'; END;
+CREATE TRIGGER problems_deleted AFTER DELETE ON problems
+  BEGIN UPDATE meta SET value = 0 WHERE key = 'choices_valid'; END;
+CREATE TRIGGER devices_regrouped AFTER UPDATE OF uuid, name, cc_major, cc_minor ON devices
+  WHEN OLD.uuid IS NOT NEW.uuid OR OLD.name IS NOT NEW.name OR OLD.cc_major IS NOT NEW.cc_major
+    OR OLD.cc_minor IS NOT NEW.cc_minor
+  BEGIN UPDATE meta SET value = 0 WHERE key = 'choices_valid'; END;
+CREATE TRIGGER devices_deleted AFTER DELETE ON devices
+  BEGIN UPDATE meta SET value = 0 WHERE key = 'choices_valid'; END;
+)sql";
+
+void compute_all_choices(sql::Database& db) { compute_choices(db, true); }
+
 // Problems stored before version 4: the built-in families' get their version-3 schemas, and
 // every problem its derived columns (match key; sizes where the schema says otherwise than the
 // hand-written code did: powersum's size is now w * a); the others match on their element type.
@@ -199,7 +270,8 @@ const Step kSteps[] = {{kSchemaV1, nullptr},
                        {kSchemaV1ToV2, nullptr},
                        {kSchemaV2ToV3, nullptr},
                        {kSchemaV3ToV4, backfill_problem_identity},
-                       {kSchemaV4ToV5, nullptr}};
+                       {kSchemaV4ToV5, nullptr},
+                       {kSchemaV5ToV6, compute_all_choices}};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace

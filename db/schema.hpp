@@ -21,8 +21,18 @@ namespace cutune::db {
 // 5: results.cut_short (1 where sampling stopped early, the config clearly behind the best) and
 //    results.measured_on (the uuid of the GPU that measured a result stored under another
 //    device of the same model by a multi-GPU run; '' for the device itself).
-inline constexpr int kSchemaVersion = 5;
-// The oldest version the lookup library reads: version 5 added nothing that lookups read.
+// 6: lookups from memory (choice_tables.hpp): the writer precomputes the chosen config per
+//    (family, match key, device uuid / name / compute capability, size) in `choices`, keeps each
+//    (problem, device) pair's successful results in compact form (`choice_pairs`) with the config
+//    dictionary and scores per match key (`choice_sets`), and triggers on results record what
+//    changed since (`changed_results`, per (problem, device); they replace the results_version
+//    triggers), so that a reader corrects only what changed. meta.choices_valid says whether the
+//    tables may be used. An index on results (problem_id, device_id, config, time) for ok results.
+//    The migration computes the tables.
+inline constexpr int kSchemaVersion = 6;
+// The oldest version the lookup library reads. Versions 4 and 5 have no precomputed choices but the
+// family defaults: the library then scores each level from the results on the spot, one size at
+// a time as asked (slower: milliseconds per size on large databases).
 inline constexpr int kOldestSchemaVersionForLookups = 4;
 
 // The version 1 DDL exactly as cutune 0.1 created it; kept so that tests can build an old
