@@ -9,6 +9,7 @@
 #include <iostream>
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -183,6 +184,38 @@ WarmStart warm_start_for(const Space& space, const std::vector<db::SourceResults
   return warm_start;
 }
 
+namespace {
+
+// What the axes that restrictions mention take in the family's valid configs ("ept is 1, 2, 4"),
+// so that a user whose --restrict left nothing sees what was there to choose from.
+std::string values_of_mentioned_axes(const Space& unrestricted, const Space& restricted, std::size_t restrictions) {
+  const auto& constraints = restricted.constraints();
+  std::set<std::size_t> mentioned;
+  for (std::size_t i = constraints.size() - restrictions; i < constraints.size(); ++i)
+    mentioned.insert(constraints[i].axes.begin(), constraints[i].axes.end());
+  std::vector<std::set<std::int64_t>> seen(unrestricted.axes().size());
+  bool any = false;
+  unrestricted.for_each_valid([&](const Config& c) {
+    any = true;
+    for (std::size_t axis : mentioned) seen[axis].insert(c.values[axis]);
+  });
+  if (!any) return "the family has no valid config there even unrestricted";
+  std::string text;
+  for (std::size_t axis : mentioned) {
+    const Axis& a = unrestricted.axes()[axis];
+    constexpr std::size_t kShown = 16;
+    std::string values;
+    std::size_t shown = 0;
+    for (std::int64_t v : seen[axis])
+      if (shown++ < kShown) values += (values.empty() ? "" : ", ") + a.text_of(v);
+    if (seen[axis].size() > kShown) values += ", … (" + std::to_string(seen[axis].size()) + " values)";
+    text += (text.empty() ? "" : "; ") + a.name + " is " + values;
+  }
+  return text.empty() ? std::string("tune space lists the axes") : "in its valid configs " + text;
+}
+
+}  // namespace
+
 Space tuning_space(const Family& family, const DeviceLimits& limits, const std::vector<std::string>& restrictions) {
   Space space = family.space(limits);
   for (const std::string& text : restrictions) {
@@ -193,7 +226,8 @@ Space tuning_space(const Family& family, const DeviceLimits& limits, const std::
     }
   }
   if (!restrictions.empty() && space.enumerate().empty())
-    throw UsageError("--restrict leaves no config of " + family.name() + " on " + limits.arch());
+    throw UsageError("--restrict leaves no config of " + family.name() + " on " + limits.arch() + " (" +
+                     values_of_mentioned_axes(family.space(limits), space, restrictions.size()) + ")");
   return space;
 }
 

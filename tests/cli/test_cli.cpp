@@ -604,3 +604,43 @@ TEST(CliDb, RunsListsARunWhoseProcessDiedAsAbandonedWithoutWriting) {
   EXPECT_NE(run.out.substr(line, run.out.find('\n', line) - line).find(" abandoned "), std::string::npos) << run.out;
   EXPECT_EQ(std::filesystem::last_write_time(db), before);
 }
+
+
+TEST(CliSpace, PrintsAxesValuesConstraintsAndCounts) {
+  CommandRun run = tune("space --kernel reduce --arch sm_90");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.rfind("reduce on sm_90: 1728 raw configs, ", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find("   ept "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("4, 16, 64"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("atomic, lastblock, twopass"), std::string::npos) << run.out;  // labels, not numbers
+  EXPECT_NE(run.out.find("  *preset"), std::string::npos) << run.out;                  // plan-only axis
+  EXPECT_NE(run.out.find("\n  ept % vec == 0\n"), std::string::npos) << run.out;
+
+  run = tune("space --kernel reduce --restrict 'ept == 16 && pass == twopass' --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["family"], "reduce");
+  EXPECT_EQ(json["raw_configs"], 1728);
+  const std::int64_t restricted = json["valid_configs"];
+  EXPECT_GT(restricted, 0);
+  EXPECT_EQ(json["restrictions"], nlohmann::json::array({"ept == 16 && pass == twopass"}));
+  EXPECT_EQ(json["axes"][1]["name"], "ept");
+  EXPECT_EQ(json["axes"][1]["values"], nlohmann::json::array({4, 16, 64}));
+  EXPECT_EQ(json["axes"][6]["labels"], nlohmann::json::array({"atomic", "lastblock", "twopass"}));
+  const auto unrestricted = nlohmann::json::parse(tune("space --kernel reduce --json").out);
+  EXPECT_GT(unrestricted["valid_configs"].get<std::int64_t>(), restricted);
+
+  expect_usage_error(tune("space"), "tune space needs --kernel");
+  expect_usage_error(tune("space --kernel nosuch"), "unknown kernel 'nosuch'");
+}
+
+TEST(CliSpace, ARestrictionThatLeavesNothingNamesTheValuesThere) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(folder);
+  // ept has no value 8 in reduce: the error says which values there are.
+  expect_usage_error(tune("--kernel reduce --device 0 --restrict 'ept == 8' --db " + db),
+                     "--restrict leaves no config of reduce on ");
+  const CommandRun run = tune("space --kernel reduce --restrict 'ept == 8 && block >= 128'");
+  expect_usage_error(run, "in its valid configs block is 128, 256, 512, 1024; ept is 4, 16, 64");
+  EXPECT_EQ(count_results(db), 1);
+}

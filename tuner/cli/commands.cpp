@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -224,6 +225,79 @@ int compile_only(const TuneArgs& args) {
   std::error_code ec;
   std::filesystem::remove_all(folder, ec);
   return failures ? 1 : 0;
+}
+
+int describe_space(const TuneArgs& args, bool as_json) {
+  const ChosenFamily chosen(args, "tune space");
+  const Family& family = *chosen;
+  const std::string arch = args.arch.value_or("sm_90");
+  const DeviceLimits limits = limits_for_arch(arch);
+  const Space unrestricted = family.space(limits);
+  const Space space = tuning_space(family, limits, args.restrictions);
+  // Which declared values occur in some valid config: a value that never does is worth knowing
+  // before writing a --restrict around it.
+  std::vector<std::set<std::int64_t>> occurring(space.axes().size());
+  std::int64_t valid = 0;
+  space.for_each_valid([&](const Config& c) {
+    ++valid;
+    for (std::size_t a = 0; a < c.values.size(); ++a) occurring[a].insert(c.values[a]);
+  });
+  const std::size_t family_constraints = unrestricted.constraints().size();
+
+  if (as_json) {
+    nlohmann::ordered_json out;
+    out["family"] = family.name();
+    out["arch"] = limits.arch();
+    const double raw = space.raw_size();  // a double: products of many axes outgrow 64 bits
+    out["raw_configs"] = raw < 9e15 ? nlohmann::ordered_json(static_cast<std::int64_t>(raw)) : nlohmann::ordered_json(raw);
+    out["valid_configs"] = valid;
+    out["axes"] = nlohmann::ordered_json::array();
+    for (std::size_t a = 0; a < space.axes().size(); ++a) {
+      const Axis& axis = space.axes()[a];
+      nlohmann::ordered_json entry{{"name", axis.name}, {"values", axis.values}};
+      if (!axis.labels.empty()) entry["labels"] = axis.labels;
+      entry["help"] = axis.help;
+      entry["plan_only"] = axis.plan_only;
+      nlohmann::ordered_json never = nlohmann::ordered_json::array();
+      for (std::int64_t v : axis.values)
+        if (!occurring[a].count(v)) never.push_back(v);
+      entry["values_in_no_valid_config"] = never;
+      out["axes"].push_back(entry);
+    }
+    out["constraints"] = nlohmann::ordered_json::array();
+    out["restrictions"] = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < space.constraints().size(); ++i)
+      out[i < family_constraints ? "constraints" : "restrictions"].push_back(space.constraints()[i].description);
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+
+  std::cout << fmt::format("{} on {}: {} raw configs, {} valid{}\n", family.name(), limits.arch(),
+                           static_cast<std::int64_t>(space.raw_size()), valid,
+                           args.restrictions.empty() ? "" : " with the restrictions below");
+  std::vector<std::string> values(space.axes().size()), never(space.axes().size());
+  std::size_t name_width = 4, values_width = 6;
+  for (std::size_t a = 0; a < space.axes().size(); ++a) {
+    const Axis& axis = space.axes()[a];
+    for (std::int64_t v : axis.values) {
+      values[a] += (values[a].empty() ? "" : ", ") + axis.text_of(v);
+      if (!occurring[a].count(v)) never[a] += (never[a].empty() ? "" : ", ") + axis.text_of(v);
+    }
+    name_width = std::max(name_width, axis.name.size());
+    values_width = std::max(values_width, values[a].size());
+  }
+  std::cout << "axes (* plan-only: shapes the launch plan, not the compiled kernel)\n";
+  for (std::size_t a = 0; a < space.axes().size(); ++a) {
+    const Axis& axis = space.axes()[a];
+    std::cout << fmt::format("  {}{:<{}}  {:<{}}  {}{}\n", axis.plan_only ? "*" : " ", axis.name, name_width, values[a],
+                             values_width, axis.help, never[a].empty() ? "" : " (in no valid config: " + never[a] + ")");
+  }
+  std::cout << "constraints\n";
+  for (std::size_t i = 0; i < space.constraints().size(); ++i) {
+    if (i == family_constraints) std::cout << "restrictions (--restrict)\n";
+    std::cout << "  " << space.constraints()[i].description << "\n";
+  }
+  return 0;
 }
 
 // What a finished run prints: its counts, the best table, where the time went, and the report.

@@ -58,6 +58,9 @@ int run_command(const TuneArgs& args);
 int list_families();
 int print_best(const TuneArgs& args);
 int compile_only(const TuneArgs& args);
+// `tune space`: the family's axes, values and constraints, and its raw and valid config counts on
+// --arch (default sm_90), after --restrict; as JSON with as_json.
+int describe_space(const TuneArgs& args, bool as_json);
 int tune(const TuneArgs& args);
 int simulate_landscape(const TuneArgs& args);
 int strategy_bench(const TuneArgs& args);

@@ -84,6 +84,15 @@ int main(int argc, char** argv) {
   report->add_option("--kernel,-k", report_args.kernel, "only this family");
   report->add_option("--device-uuid", report_args.device_uuid, "only this device");
   report->add_option("--out,-o", report_args.out, "folder for the HTML files (default: cutune-reports)");
+  TuneArgs space_args;
+  bool space_json = false;
+  CLI::App* space = app.add_subcommand("space", "print a family's tuning space: axes, values, constraints, config counts");
+  space->add_option("--kernel,-k", space_args.kernel, "kernel family (see tune --list)");
+  space->add_option("--kernel-file", space_args.kernel_file, "a kernel spec file instead of --kernel");
+  space->add_option("--arch", space_args.arch, "architecture whose limits shape the space (default sm_90)");
+  space->add_option("--restrict", space_args.restrictions, "as for tuning: count and list only configs where EXPR holds")
+      ->take_all();
+  space->add_flag("--json", space_json, "print JSON instead of text");
   DbArgs db_args;
   const CLI::App* db_command = add_db_commands(app, db_args);
 
@@ -100,6 +109,7 @@ int main(int argc, char** argv) {
 
   try {
     if (report->parsed()) return write_reports(report_args);
+    if (space->parsed()) return describe_space(space_args, space_json);
     if (db_command->parsed()) return run_db_command(*db_command, db_args, args.db, args.command_line);
     return run_command(args);
   } catch (const UsageError& e) {
