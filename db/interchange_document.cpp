@@ -2,6 +2,7 @@
 // (device uuid, template family + hash, problem family + key) instead of row ids, so that it can
 // be imported into any database.
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -117,18 +118,32 @@ Json export_document(sql::Database& db, const Selection& selection) {
   return document;
 }
 
+// Reading a document: every section a list of objects, every row checked as it is read
+// (interchange_rows: device_from_json, problem_from_json, measurement_from_json, check_result),
+// and the references between sections resolved, all in one transaction.
 ImportSummary import_document(Store& store, const Json& document, const std::string& source) {
-  if (!document.is_object() || document.value("format", "") != kFormat)
-    throw InterchangeError("'" + source + "' is not a cutune results document (no \"format\": \"" + kFormat + "\")");
-  if (document.value("format_version", 0) > kFormatVersion)
-    throw InterchangeError("'" + source + "' has format version " + std::to_string(document.value("format_version", 0)) +
-                           ", newer than this cutune reads");
+  using namespace interchange;
+  const Json* format = document.is_object() ? member(document, "format") : nullptr;
+  if (!format || *format != kFormat)
+    throw InterchangeError(in_quotes(source, 120) + " is not a cutune results document (no \"format\": \"" + kFormat + "\")");
+  try {
+    if (const auto version = integer_or(document, "format_version", 0); version > kFormatVersion)
+      throw InterchangeError("it has format version " + std::to_string(version) + ", newer than this cutune reads");
+    for (const char* name : {"devices", "templates", "problem_schemas", "problems", "runs", "results", "cubins"}) {
+      const Json* section = member(document, name);
+      if (section && !section->is_array()) refuse_member(name, *section, "a list");
+      if (section)
+        for (const auto& row : *section)
+          if (!row.is_object()) throw InterchangeError(std::string("\"") + name + "\" holds " + shown(row) + ", not an object");
+    }
+  } catch (const InterchangeError& e) {
+    throw InterchangeError(in_quotes(source, 120) + ": " + e.what());
+  }
   return interchange::import_in_transaction(store, source, [&](ImportSummary& summary, std::string& where) {
     const auto section = [&](const char* name) -> const Json& {
       static const Json empty = Json::array();
-      if (!document.contains(name)) return empty;
-      if (!document.at(name).is_array()) throw InterchangeError(std::string("\"") + name + "\" is not an array");
-      return document.at(name);
+      const Json* rows = member(document, name);
+      return rows ? *rows : empty;
     };
     const auto at = [&](const char* name, std::size_t i) { where = std::string(name) + "[" + std::to_string(i) + "]"; };
     const auto lookup_id = [](const auto& ids, const auto& key, const std::string& what) {
@@ -140,85 +155,87 @@ ImportSummary import_document(Store& store, const Json& document, const std::str
     std::map<std::string, std::int64_t> device_id;
     for (std::size_t i = 0; i < section("devices").size(); ++i, ++summary.devices) {
       at("devices", i);
-      const DeviceRecord d = interchange::device_from_json(section("devices")[i]);
+      const DeviceRecord d = device_from_json(section("devices")[i]);
       device_id[d.uuid] = store.upsert_device(d);
-      interchange::keep_copy_bandwidth(store, device_id[d.uuid], d);
+      keep_copy_bandwidth(store, device_id[d.uuid], d);
     }
     std::map<TemplateKey, std::int64_t> template_id;
     for (std::size_t i = 0; i < section("templates").size(); ++i) {
       at("templates", i);
       const Json& t = section("templates")[i];
-      const TemplateKey key{t.at("family").get<std::string>(), t.at("source_hash").get<std::string>()};
-      template_id[key] = store.upsert_template(key.family, key.hash, t.value("source", ""));
+      const TemplateKey key{text_at(t, "family", Text::name), text_at(t, "source_hash", Text::name)};
+      template_id[key] = store.upsert_template(key.family, key.hash, text_or(t, "source", ""));
     }
     for (std::size_t i = 0; i < section("problem_schemas").size(); ++i) {
       at("problem_schemas", i);
       const Json& s = section("problem_schemas")[i];
-      try {
-        store_problem_schema(store.database(), s.at("family").get<std::string>(), ProblemSchema::from_json(s.at("fields")));
-      } catch (const UsageError& e) {
-        throw InterchangeError(e.what());
-      }
+      store_problem_schema(store.database(), text_at(s, "family", Text::name), ProblemSchema::from_json(required(s, "fields")));
     }
     std::map<std::pair<std::string, std::string>, std::int64_t> problem_id;
     for (std::size_t i = 0; i < section("problems").size(); ++i, ++summary.problems) {
       at("problems", i);
-      const ProblemRecord p = interchange::problem_from_json(section("problems")[i]);
-      try {
-        problem_id[{p.family, p.key}] = store.upsert_problem(p);
-      } catch (const UsageError& e) {  // a descriptor its family's schema refuses
-        throw InterchangeError(e.what());
-      }
+      const ProblemRecord p = problem_from_json(section("problems")[i]);
+      problem_id[{p.family, p.key}] = store.upsert_problem(p);  // a descriptor its family's schema refuses: UsageError
     }
     std::map<std::int64_t, std::int64_t> run_id;
     for (std::size_t i = 0; i < section("runs").size(); ++i, ++summary.runs) {
       at("runs", i);
       const Json& r = section("runs")[i];
       RunRecord run;
-      run.family = r.at("family").get<std::string>();
-      run.device_id = lookup_id(device_id, r.at("device_uuid").get<std::string>(), "device " + r.at("device_uuid").get<std::string>());
-      run.template_id = lookup_id(template_id, TemplateKey{run.family, r.at("template_hash").get<std::string>()},
-                                  "template " + r.at("template_hash").get<std::string>());
-      run.strategy = r.at("strategy").get<std::string>();
-      run.seed = r.value("seed", std::int64_t{0});
-      run.budget = r.value("budget", "");
-      run.command = r.value("command", "");
-      run.tool_version = r.value("tool_version", "");
-      run.started_at = r.at("started_at").get<std::string>();
-      run.finished_at = r.value("finished_at", "");
-      run.status = r.value("status", "finished");
-      run_id[r.at("id").get<std::int64_t>()] = interchange::find_or_insert_run(store, run);
+      run.family = text_at(r, "family", Text::name);
+      const std::string device = text_at(r, "device_uuid", Text::name), hash = text_at(r, "template_hash", Text::name);
+      run.device_id = lookup_id(device_id, device, "device " + in_quotes(device));
+      run.template_id = lookup_id(template_id, TemplateKey{run.family, hash}, "template " + in_quotes(hash));
+      run.strategy = text_at(r, "strategy", Text::label);
+      run.seed = integer_or(r, "seed", 0, std::numeric_limits<std::int64_t>::min());
+      run.budget = text_or(r, "budget", "");
+      run.command = text_or(r, "command", "");
+      run.tool_version = text_or(r, "tool_version", "", Text::label);
+      run.started_at = text_at(r, "started_at", Text::label);
+      run.finished_at = text_or(r, "finished_at", "", Text::label);
+      run.status = text_or(r, "status", "finished");
+      if (run.status != "running" && run.status != "finished" && run.status != "interrupted" && run.status != "failed")
+        throw InterchangeError("unknown run status " + in_quotes(run.status) + " (known: running, finished, interrupted, failed)");
+      run_id[integer_at(r, "id", std::numeric_limits<std::int64_t>::min())] = find_or_insert_run(store, run);
     }
     for (std::size_t i = 0; i < section("results").size(); ++i, ++summary.results) {
       at("results", i);
       const Json& r = section("results")[i];
-      const std::string family = r.at("family").get<std::string>();
+      const std::string family = text_at(r, "family", Text::name), device = text_at(r, "device_uuid", Text::name);
+      const std::string hash = text_at(r, "template_hash", Text::name), problem = text_at(r, "problem_key", Text::name);
+      const std::int64_t run = integer_at(r, "run", std::numeric_limits<std::int64_t>::min());
       ResultRecord result;
-      result.run_id = lookup_id(run_id, r.at("run").get<std::int64_t>(), "run " + r.at("run").dump());
-      result.device_id = lookup_id(device_id, r.at("device_uuid").get<std::string>(), "device " + r.at("device_uuid").get<std::string>());
-      result.template_id = lookup_id(template_id, TemplateKey{family, r.at("template_hash").get<std::string>()},
-                                     "template " + r.at("template_hash").get<std::string>());
-      result.problem_id = lookup_id(problem_id, std::pair{family, r.at("problem_key").get<std::string>()},
-                                    "problem " + r.at("problem_key").get<std::string>());
-      interchange::measurement_from_json(r, result);
+      result.run_id = lookup_id(run_id, run, "run " + std::to_string(run));
+      result.device_id = lookup_id(device_id, device, "device " + in_quotes(device));
+      result.template_id = lookup_id(template_id, TemplateKey{family, hash}, "template " + in_quotes(hash));
+      result.problem_id = lookup_id(problem_id, std::pair{family, problem}, "problem " + in_quotes(problem));
+      if (!member(r, "config")) missing_member("config");
+      if (!member(r, "status")) missing_member("status");
+      measurement_from_json(r, result);
+      check_result(result);
       store.insert_result(result);
     }
     for (std::size_t i = 0; i < section("cubins").size(); ++i, ++summary.cubins) {
       at("cubins", i);
       const Json& c = section("cubins")[i];
-      const std::string family = c.at("family").get<std::string>();
+      const std::string family = text_at(c, "family", Text::name), hash = text_at(c, "template_hash", Text::name);
+      const std::string problem = text_at(c, "problem_key", Text::name);
       CubinRecord cubin;
-      cubin.arch = c.at("arch").get<std::string>();
-      cubin.template_id = lookup_id(template_id, TemplateKey{family, c.at("template_hash").get<std::string>()},
-                                    "template " + c.at("template_hash").get<std::string>());
-      cubin.problem_id = lookup_id(problem_id, std::pair{family, c.at("problem_key").get<std::string>()},
-                                   "problem " + c.at("problem_key").get<std::string>());
-      cubin.config = c.at("config").get<std::string>();
-      cubin.cubin = interchange::base64_decode(c.at("cubin_base64").get<std::string>());
-      cubin.launch_json = c.contains("launch") ? c.at("launch").dump() : "[]";
-      cubin.compile_options = c.contains("compile_options") ? c.at("compile_options").dump() : "[]";
-      cubin.nvrtc_version = c.value("nvrtc_version", "");
-      cubin.created_at = c.value("created_at", "");
+      cubin.arch = text_at(c, "arch", Text::name);
+      cubin.template_id = lookup_id(template_id, TemplateKey{family, hash}, "template " + in_quotes(hash));
+      cubin.problem_id = lookup_id(problem_id, std::pair{family, problem}, "problem " + in_quotes(problem));
+      cubin.config = text_at(c, "config", Text::name);
+      cubin.cubin = base64_decode(text_at(c, "cubin_base64"));
+      const Json* launch = member(c, "launch");
+      if (launch) check_launch_plan(*launch);
+      cubin.launch_json = launch ? launch->dump() : "[]";
+      const Json* options = member(c, "compile_options");
+      if (options && !options->is_array()) refuse_member("compile_options", *options, "a list of NVRTC options");
+      if (options)
+        for (const auto& option : *options) text_value("compile_options", option);
+      cubin.compile_options = options ? options->dump() : "[]";
+      cubin.nvrtc_version = text_or(c, "nvrtc_version", "", Text::label);
+      cubin.created_at = text_or(c, "created_at", "", Text::label);
       store.put_cubin(cubin);
     }
     where.clear();

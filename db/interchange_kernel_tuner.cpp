@@ -20,6 +20,7 @@
 #include "compressed_file.hpp"
 #include "field_text.hpp"
 #include "core/hash.hpp"
+#include "interchange_kernel_tuner.hpp"
 #include "interchange_rows.hpp"
 
 namespace cutune::db {
@@ -85,25 +86,29 @@ Json config_object(const ResultRecord& r) {
   return config;
 }
 
-// "2023-01-26 01:05:09.730633+00:00" or "2026-11-22T02:00:00Z" → seconds since the epoch.
+// "2023-01-26 01:05:09.730633+00:00" or "2026-11-22T02:00:00Z" → seconds since the epoch; nullopt
+// for any other text, or a date out of the years 1 to 9999.
 std::optional<double> parse_timestamp(const std::string& text) {
   std::tm t{};
   int consumed = 0;
-  if (std::sscanf(text.c_str(), "%d-%d-%d%*1[ T]%d:%d:%d%n", &t.tm_year, &t.tm_mon, &t.tm_mday, &t.tm_hour, &t.tm_min,
-                  &t.tm_sec, &consumed) < 6)
+  if (text.size() > 64 ||
+      std::sscanf(text.c_str(), "%4d-%2d-%2d%*1[ T]%2d:%2d:%2d%n", &t.tm_year, &t.tm_mon, &t.tm_mday, &t.tm_hour,
+                  &t.tm_min, &t.tm_sec, &consumed) < 6 ||
+      t.tm_year < 1 || t.tm_mon < 1 || t.tm_mon > 12 || t.tm_mday < 1 || t.tm_mday > 31 || t.tm_hour > 23 ||
+      t.tm_min > 59 || t.tm_sec > 60 || t.tm_hour < 0 || t.tm_min < 0 || t.tm_sec < 0)
     return std::nullopt;
   t.tm_year -= 1900;
   t.tm_mon -= 1;
   double seconds = static_cast<double>(timegm(&t));
   std::size_t at = static_cast<std::size_t>(consumed);
   if (at < text.size() && text[at] == '.') {
-    const std::size_t end = text.find_first_not_of("0123456789", at + 1);
-    seconds += std::stod("0" + text.substr(at, end - at));
-    at = end == std::string::npos ? text.size() : end;
+    const std::size_t end = std::min(text.find_first_not_of("0123456789", at + 1), text.size());
+    seconds += std::strtod(("0" + text.substr(at, std::min<std::size_t>(end - at, 12))).c_str(), nullptr);
+    at = end;
   }
   int offset_hours = 0, offset_minutes = 0;
   if (at < text.size() && (text[at] == '+' || text[at] == '-') &&
-      std::sscanf(text.c_str() + at + 1, "%d:%d", &offset_hours, &offset_minutes) == 2)
+      std::sscanf(text.c_str() + at + 1, "%2d:%2d", &offset_hours, &offset_minutes) == 2)
     seconds -= (text[at] == '-' ? -1 : 1) * (offset_hours * 3600.0 + offset_minutes * 60.0);
   return seconds;
 }
@@ -117,20 +122,17 @@ std::string iso_timestamp(double seconds) {
   return text;
 }
 
-void set_sample_statistics(ResultRecord& r, const Json& samples) {
-  if (!samples.is_array() || samples.empty()) return;
-  std::vector<double> values;
-  for (const auto& s : samples)
-    if (s.is_number()) values.push_back(s.get<double>());
+void set_sample_statistics(ResultRecord& r, const std::vector<double>& values) {
   if (values.empty()) return;
   double sum = 0, squares = 0;
   for (double v : values) sum += v;
   const double mean = sum / static_cast<double>(values.size());
   for (double v : values) squares += (v - mean) * (v - mean);
-  r.samples = static_cast<int>(values.size());
+  r.samples = static_cast<int>(std::min<std::size_t>(values.size(), INT32_MAX));
   r.time_ms_min = *std::min_element(values.begin(), values.end());
   r.time_ms_max = *std::max_element(values.begin(), values.end());
-  r.time_ms_stdev = values.size() > 1 ? std::sqrt(squares / static_cast<double>(values.size() - 1)) : 0.0;
+  const double stdev = values.size() > 1 ? std::sqrt(squares / static_cast<double>(values.size() - 1)) : 0.0;
+  r.time_ms_stdev = std::isfinite(stdev) ? stdev : 0.0;  // samples near DBL_MAX overflow the squares
 }
 
 // ---- where imported results belong --------------------------------------------------------------
@@ -151,33 +153,33 @@ Json extension_of(const Origin& o) {
 }
 
 Origin origin_from_extension(const Json& ext) {
-  if (ext.value("format_version", 0) > kExtensionVersion)
+  using namespace interchange;
+  if (!ext.is_object()) refuse_member("cutune", ext, "an object");
+  if (integer_or(ext, "format_version", 0) > kExtensionVersion)
     throw InterchangeError("its cutune section has format version " + ext.at("format_version").dump() +
                            ", newer than this cutune reads");
   Origin o;
-  o.device = interchange::device_from_json(ext.at("device"));
-  o.family = ext.at("family").get<std::string>();
-  o.template_hash = ext.at("template").at("hash").get<std::string>();
-  o.template_source = ext.at("template").value("source", "");
-  o.problem = interchange::problem_from_json(ext.at("problem"));
+  o.device = device_from_json(required(ext, "device"));
+  o.family = text_at(ext, "family", Text::name);
+  const Json& tmpl = object_at(ext, "template");
+  o.template_hash = text_at(tmpl, "hash", Text::name);
+  o.template_source = text_or(tmpl, "source", "");
+  o.problem = problem_from_json(required(ext, "problem"));
   return o;
 }
 
 // A problem known only by its size: "problem_size=4096x4096", size 4096², no element type.
-ProblemRecord problem_of_size(const std::string& family, const Json& problem_size) {
+// `problem_size` is null (unknown), a positive integer or a list of them (checked by the reader).
+ProblemRecord problem_of_size(const std::string& family, const Json& problem_size, std::int64_t elements) {
   ProblemRecord p;
   p.family = family;
   std::string dims;
   if (problem_size.is_array()) {
-    p.size = 1;
-    for (const auto& d : problem_size) {
-      dims += (dims.empty() ? "" : "x") + value_text(d);
-      p.size *= d.is_number_integer() ? d.get<std::int64_t>() : 0;
-    }
+    for (const auto& d : problem_size) dims += (dims.empty() ? "" : "x") + d.dump();
   } else {
-    dims = problem_size.is_null() ? "unknown" : value_text(problem_size);
-    p.size = problem_size.is_number_integer() ? problem_size.get<std::int64_t>() : 0;
+    dims = problem_size.is_null() ? "unknown" : problem_size.dump();
   }
+  p.size = elements;
   p.key = "problem_size=" + dims;
   p.descriptor = Json{{"problem_size", problem_size}}.dump();
   return p;
@@ -333,73 +335,61 @@ std::string synthetic_device_uuid(const std::string& device_name) { return "kern
 // ---- Kernel Tuner ---------------------------------------------------------------------------------
 
 ImportSummary import_kernel_tuner(Store& store, const std::string& path, const ImportTarget& target) {
+  using namespace interchange;
   const Json file = read_document(path);
-  if (!file.is_object() || !file.contains("cache") || !file.at("cache").is_object() ||
-      !file.contains("tune_params_keys") || !file.at("tune_params_keys").is_array())
-    throw InterchangeError("'" + path + "' is not a Kernel Tuner cache file (it needs \"tune_params_keys\" and a \"cache\" object)");
-  return interchange::import_in_transaction(store, path, [&](ImportSummary& summary, std::string& where) {
-    where = "header";
-    Origin origin;
-    if (file.contains("cutune")) {
+  // The whole file is judged before anything is written (interchange_kernel_tuner.hpp).
+  const kernel_tuner::CacheFile cache = kernel_tuner::read_cache_file(file, path);
+  Origin origin;
+  try {
+    if (member(file, "cutune")) {
       origin = origin_from_extension(file.at("cutune"));
     } else {
-      const std::string kernel = file.at("kernel_name").get<std::string>();
-      origin.device.name = file.at("device_name").get<std::string>();
+      if (!cache.kernel_name) missing_member("kernel_name");
+      if (!cache.device_name) missing_member("device_name");
+      origin.device.name = *cache.device_name;
       origin.device.uuid = synthetic_device_uuid(origin.device.name);
-      origin.family = kernel;
-      origin.template_hash = "kernel-tuner-" + content_hash(kernel + file.at("tune_params_keys").dump());
+      origin.family = *cache.kernel_name;
+      origin.template_hash = "kernel-tuner-" + content_hash(*cache.kernel_name + Json(cache.parameters).dump());
       origin.template_source = "(imported from a Kernel Tuner cache file, which does not hold the source)";
-      origin.problem = problem_of_size(kernel, file.value("problem_size", Json()));
+      origin.problem = problem_of_size(origin.family, cache.problem_size, cache.problem_elements);
     }
-    if (!target.family.empty()) origin.family = target.family;
-    const Json& cache = file.at("cache");
+  } catch (const InterchangeError& e) {
+    throw InterchangeError(in_quotes(path, 120) + ": " + e.what());
+  }
+  if (!target.family.empty()) origin.family = target.family;
+  return import_in_transaction(store, path, [&](ImportSummary& summary, std::string& where) {
+    where = "header";
     Timeline timeline;
-    for (const auto& [key, entry] : cache.items()) timeline.see(entry, "timestamp");
+    for (const auto& entry : cache.entries) timeline.see(*entry.json, "timestamp");
     const OriginRows ids = store_origin(store, origin, "kernel_tuner_import", default_command("import-kt", path, target),
                                         timeline.started_at());
     ++summary.devices;
     ++summary.problems;
     ++summary.runs;
 
-    const auto& names = file.at("tune_params_keys");
-    for (const auto& [key, entry] : cache.items()) {
-      where = "cache entry \"" + key + "\"";
-      if (!entry.is_object()) throw InterchangeError("the entry is not an object");
-      // Values from the entry, else from its key (comma-joined values in tune_params_keys order).
+    for (const auto& entry : cache.entries) {
+      where = "cache entry " + in_quotes(entry.key);
       Json config = Json::object();
-      std::size_t start = 0;
-      for (const auto& name_json : names) {
-        const std::string name = name_json.get<std::string>();
-        const std::size_t end = std::min(key.find(',', start), key.size());
-        if (entry.contains(name)) {
-          config[name] = entry.at(name);
-        } else {
-          const Json parsed = Json::parse(key.substr(start, end - start), nullptr, false);
-          config[name] = parsed.is_discarded() ? Json(key.substr(start, end - start)) : parsed;
-        }
-        start = end + 1;
-      }
+      for (std::size_t p = 0; p < cache.parameters.size(); ++p) config[cache.parameters[p]] = entry.values[p];
       ResultRecord r = result_at(ids);
       r.config = config_text(config);
       r.config_json = config.dump();
-      const Json& time = entry.at("time");
-      if (time.is_number()) {
+      if (entry.time_ms) {
         r.status = "ok";
-        r.time_ms_median = time.get<double>();
-        set_sample_statistics(r, entry.value("times", Json()));
-      } else if (time.is_string()) {
-        r.error = time.get<std::string>();
-        r.status = status_named(r.error, &FailureName::kernel_tuner);
+        r.time_ms_median = entry.time_ms;
+        set_sample_statistics(r, entry.samples);
       } else {
-        throw InterchangeError("\"time\" is neither a number nor a failure name");
+        r.error = entry.failure;
+        r.status = status_named(r.error, &FailureName::kernel_tuner);
       }
-      r.compile_s = entry.value("compile_time", 0.0) / 1e3;
-      r.verify_s = entry.value("verification_time", 0.0) / 1e3;
-      r.benchmark_s = entry.value("benchmark_time", 0.0) / 1e3;
-      if (entry.contains("GB/s") && entry.at("GB/s").is_number()) r.gbs = entry.at("GB/s").get<double>();
-      if (entry.contains("GFLOP/s") && entry.at("GFLOP/s").is_number()) r.gflops = entry.at("GFLOP/s").get<double>();
-      timeline.stamp(r, entry, "timestamp");
-      if (entry.contains("cutune")) interchange::measurement_from_json(entry.at("cutune"), r);
+      r.compile_s = entry.compile_ms / 1e3;
+      r.verify_s = entry.verification_ms / 1e3;
+      r.benchmark_s = entry.benchmark_ms / 1e3;
+      r.gbs = entry.gbs;
+      r.gflops = entry.gflops;
+      timeline.stamp(r, *entry.json, "timestamp");
+      if (const Json* extension = member(*entry.json, "cutune")) measurement_from_json(*extension, r);
+      check_result(r);
       store.insert_result(r);
       ++summary.results;
     }
@@ -449,32 +439,114 @@ void export_kernel_tuner(Store& store, const Selection& selection, const std::st
 
 // ---- T4 -------------------------------------------------------------------------------------------
 
+namespace {
+
+// ---- T4 results files: what one must hold ------------------------------------------------------
+// A "results" list (at least one) of objects, each with a "configuration" object of parameter
+// values (strings, finite numbers, booleans; the same names in every result), "invalidity" (a
+// name: "correct" for a measured config), optionally "times" (ms, at least 0: "compilation",
+// "validation", "benchmark", and "runtimes", the samples, each above 0), "measurements" (a list of
+// {name, value}: "time" a positive number or a failure's name, "GB/s" and "GFLOP/s" at least 0)
+// and "timestamp".
+
+struct T4Result {
+  const Json* json = nullptr;
+  Json configuration;
+  std::string invalidity;
+  std::optional<double> time_ms, gbs, gflops;
+  std::vector<double> samples;
+  double compile_ms = 0, validation_ms = 0, benchmark_ms = 0;
+};
+
+std::vector<T4Result> read_t4_results(const Json& file, const std::string& source) {
+  using namespace interchange;
+  if (!file.is_object() || !member(file, "results") || !file.at("results").is_array())
+    throw InterchangeError(in_quotes(source, 120) + " is not a T4 results file (it needs a \"results\" list)");
+  const Json& results = file.at("results");
+  if (results.empty()) throw InterchangeError(in_quotes(source, 120) + ": its \"results\" list is empty");
+  std::vector<T4Result> read;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    try {
+      const Json& entry = results[i];
+      if (!entry.is_object()) throw InterchangeError("it is " + shown(entry) + ", not an object");
+      T4Result r;
+      r.json = &entry;
+      r.configuration = object_at(entry, "configuration");
+      if (r.configuration.empty()) throw InterchangeError("its \"configuration\" names no parameters");
+      std::vector<std::string> these;
+      for (const auto& [name, value] : r.configuration.items()) {
+        if (name.empty() || name.find_first_of(",=") != std::string::npos)
+          throw InterchangeError("parameter name " + in_quotes(name) + " is empty or holds ',' or '='");
+        if (!is_parameter_value(value)) refuse_member(name, value, "a parameter value (a string, number or boolean)");
+        these.push_back(name);
+      }
+      if (i == 0) names = these;
+      else if (these != names) throw InterchangeError("its configuration names other parameters than results[0]'s");
+      r.invalidity = text_at(entry, "invalidity", Text::name);
+      if (const Json* times = member(entry, "times")) {
+        if (!times->is_object()) refuse_member("times", *times, "an object");
+        r.compile_ms = number_or(*times, "compilation", 0, Sign::non_negative);
+        r.validation_ms = number_or(*times, "validation", 0, Sign::non_negative);
+        r.benchmark_ms = number_or(*times, "benchmark", 0, Sign::non_negative);
+        if (const Json* runtimes = member(*times, "runtimes")) {
+          if (!runtimes->is_array()) refuse_member("runtimes", *runtimes, "a list of positive numbers");
+          for (const auto& t : *runtimes) r.samples.push_back(number_value("runtimes", t, Sign::positive));
+        }
+      }
+      if (const Json* measurements = member(entry, "measurements")) {
+        if (!measurements->is_array()) refuse_member("measurements", *measurements, "a list");
+        for (const auto& m : *measurements) {
+          if (!m.is_object()) refuse_member("measurements", m, "a measurement (an object)");
+          const std::string name = text_or(m, "name", "");
+          const Json* value = member(m, "value");
+          if (!value || !value->is_number()) continue;  // a failure's name where the time would be
+          if (name == "time") r.time_ms = number_value("time", *value, Sign::positive);
+          else if (name == "GB/s") r.gbs = number_value("GB/s", *value, Sign::non_negative);
+          else if (name == "GFLOP/s") r.gflops = number_value("GFLOP/s", *value, Sign::non_negative);
+        }
+      }
+      read.push_back(std::move(r));
+    } catch (const InterchangeError& e) {
+      throw InterchangeError(in_quotes(source, 120) + ": results[" + std::to_string(i) + "]: " + e.what());
+    }
+  }
+  return read;
+}
+
+}  // namespace
+
 ImportSummary import_t4(Store& store, const std::string& path, const ImportTarget& target) {
+  using namespace interchange;
   const Json file = read_document(path);
-  if (!file.is_object() || !file.contains("results") || !file.at("results").is_array())
-    throw InterchangeError("'" + path + "' is not a T4 results file (it needs a \"results\" array)");
-  if (!file.contains("cutune") && (target.family.empty() || target.device_name.empty()))
-    throw InterchangeError("'" + path + "' does not say which device and kernel its results are for "
-                           "(no cutune section): pass --family and --device-name");
-  return interchange::import_in_transaction(store, path, [&](ImportSummary& summary, std::string& where) {
-    where = "header";
-    Origin origin;
-    const Json& results = file.at("results");
-    if (file.contains("cutune")) {
+  const std::vector<T4Result> results = read_t4_results(file, path);
+  Origin origin;
+  try {
+    if (member(file, "cutune")) {
       origin = origin_from_extension(file.at("cutune"));
     } else {
+      if (target.family.empty() || target.device_name.empty())
+        throw InterchangeError("the file does not say which device and kernel its results are for (no cutune section): "
+                               "pass --family and --device-name");
+      if (target.problem_size < 0)
+        throw InterchangeError("the problem size " + std::to_string(target.problem_size) + " is not a positive number");
       origin.device.name = target.device_name;
       origin.device.uuid = synthetic_device_uuid(target.device_name);
       Json names = Json::array();
-      if (!results.empty())
-        for (const auto& [name, value] : results.at(0).at("configuration").items()) names.push_back(name);
+      for (const auto& [name, value] : results.front().configuration.items()) names.push_back(name);
       origin.template_hash = "t4-" + content_hash(target.family + names.dump());
       origin.template_source = "(imported from a T4 results file, which does not hold the source)";
-      origin.problem = problem_of_size(target.family, target.problem_size > 0 ? Json(target.problem_size) : Json());
+      const Json size = target.problem_size > 0 ? Json(target.problem_size) : Json();
+      origin.problem = problem_of_size(target.family, size, target.problem_size);
     }
-    if (!target.family.empty()) origin.family = target.family;
+  } catch (const InterchangeError& e) {
+    throw InterchangeError(in_quotes(path, 120) + ": " + e.what());
+  }
+  if (!target.family.empty()) origin.family = target.family;
+  return import_in_transaction(store, path, [&](ImportSummary& summary, std::string& where) {
+    where = "header";
     Timeline timeline;
-    for (const auto& entry : results) timeline.see(entry, "timestamp");
+    for (const auto& entry : results) timeline.see(*entry.json, "timestamp");
     const OriginRows ids = store_origin(store, origin, "t4_import", default_command("import-t4", path, target),
                                         timeline.started_at());
     ++summary.devices;
@@ -483,32 +555,26 @@ ImportSummary import_t4(Store& store, const std::string& path, const ImportTarge
 
     for (std::size_t i = 0; i < results.size(); ++i) {
       where = "results[" + std::to_string(i) + "]";
-      const Json& entry = results[i];
+      const T4Result& entry = results[i];
       ResultRecord r = result_at(ids);
-      const Json& config = entry.at("configuration");
-      r.config = config_text(config);
-      r.config_json = config.dump();
-      const std::string invalidity = entry.at("invalidity").get<std::string>();
-      const Json& times = entry.at("times");
-      std::optional<double> time;
-      for (const auto& m : entry.value("measurements", Json::array())) {
-        if (m.value("name", "") == "time" && m.contains("value") && m.at("value").is_number()) time = m.at("value").get<double>();
-        if (m.value("name", "") == "GB/s" && m.contains("value") && m.at("value").is_number()) r.gbs = m.at("value").get<double>();
-        if (m.value("name", "") == "GFLOP/s" && m.contains("value") && m.at("value").is_number()) r.gflops = m.at("value").get<double>();
-      }
-      if (invalidity == "correct" && time) {
+      r.config = config_text(entry.configuration);
+      r.config_json = entry.configuration.dump();
+      if (entry.invalidity == "correct" && entry.time_ms) {
         r.status = "ok";
-        r.time_ms_median = time;
-        set_sample_statistics(r, times.value("runtimes", Json()));
+        r.time_ms_median = entry.time_ms;
+        set_sample_statistics(r, entry.samples);
       } else {
-        r.status = invalidity == "correct" ? "runtime_fault" : std::string(status_named(invalidity, &FailureName::t4));
-        r.error = "T4 invalidity: " + invalidity;
+        r.status = entry.invalidity == "correct" ? "runtime_fault" : std::string(status_named(entry.invalidity, &FailureName::t4));
+        r.error = "T4 invalidity: " + entry.invalidity;
       }
-      r.compile_s = times.value("compilation", 0.0) / 1e3;
-      r.verify_s = times.value("validation", 0.0) / 1e3;
-      r.benchmark_s = times.value("benchmark", 0.0) / 1e3;
-      timeline.stamp(r, entry, "timestamp");
-      if (entry.contains("cutune")) interchange::measurement_from_json(entry.at("cutune"), r);
+      r.gbs = entry.gbs;
+      r.gflops = entry.gflops;
+      r.compile_s = entry.compile_ms / 1e3;
+      r.verify_s = entry.validation_ms / 1e3;
+      r.benchmark_s = entry.benchmark_ms / 1e3;
+      timeline.stamp(r, *entry.json, "timestamp");
+      if (const Json* extension = member(*entry.json, "cutune")) measurement_from_json(*extension, r);
+      check_result(r);
       store.insert_result(r);
       ++summary.results;
     }

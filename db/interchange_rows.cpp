@@ -3,6 +3,10 @@
 #include "schema.hpp"
 
 #include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "field_text.hpp"
 
 namespace cutune::db::interchange {
 namespace {
@@ -10,21 +14,6 @@ namespace {
 template <class T>
 Json optional_json(const std::optional<T>& value) {
   return value ? Json(*value) : Json(nullptr);
-}
-
-template <class T>
-std::optional<T> optional_of(const Json& json) {
-  return json.is_null() ? std::nullopt : std::optional<T>(json.get<T>());
-}
-
-// A JSON value stored as text: objects and arrays go back as their compact text, a string as is
-// (what parse_json_text_column made of text that was not JSON).
-std::string json_text(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
-
-// nlohmann's messages start with "[json.exception.type_error.302] "; the rest is what matters.
-std::string without_exception_tag(const std::string& message) {
-  const auto end = message.find("] ");
-  return message.rfind("[json.exception", 0) == 0 && end != std::string::npos ? message.substr(end + 2) : message;
 }
 
 std::string stored_list(sql::Database& db, const char* sql) {
@@ -37,14 +26,6 @@ std::string stored_list(sql::Database& db, const char* sql) {
 constexpr const char* kBase64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 }  // namespace
-
-Json parse_json(const std::string& text, const std::string& source) {
-  try {
-    return Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InterchangeError("'" + source + "' is not valid JSON: " + without_exception_tag(e.what()));
-  }
-}
 
 Json parse_json_text_column(const std::string& text) {
   if (text.empty()) return nullptr;
@@ -70,22 +51,23 @@ Json device_json(const DeviceRecord& d) {
 }
 
 DeviceRecord device_from_json(const Json& j) {
+  if (!j.is_object()) throw InterchangeError("a device is " + shown(j) + ", not an object");
   DeviceRecord d;
-  d.uuid = j.at("uuid").get<std::string>();
-  d.name = j.at("name").get<std::string>();
-  if (d.uuid.empty()) throw InterchangeError("a device has an empty uuid");
-  d.cc_major = j.value("cc_major", 0);
-  d.cc_minor = j.value("cc_minor", 0);
-  d.sm_count = j.value("sm_count", 0);
-  d.memory_bytes = j.value("memory_bytes", std::int64_t{0});
-  d.l2_bytes = j.value("l2_bytes", std::int64_t{0});
-  d.memory_clock_khz = j.value("memory_clock_khz", 0);
-  d.bus_width_bits = j.value("bus_width_bits", 0);
-  d.theoretical_bandwidth_gbs = j.value("theoretical_bandwidth_gbs", 0.0);
-  d.driver_version = j.value("driver_version", 0);
-  d.nvrtc_version = j.value("nvrtc_version", "");
-  if (j.contains("copy_bandwidth_gbs")) d.copy_bandwidth_gbs = optional_of<double>(j.at("copy_bandwidth_gbs"));
-  d.copy_bandwidth_measured_at = j.value("copy_bandwidth_measured_at", "");
+  d.uuid = text_at(j, "uuid", Text::name);
+  d.name = text_at(j, "name", Text::label);
+  d.cc_major = static_cast<int>(integer_or(j, "cc_major", 0, 0, 99));
+  d.cc_minor = static_cast<int>(integer_or(j, "cc_minor", 0, 0, 99));
+  d.sm_count = static_cast<int>(integer_or(j, "sm_count", 0, 0, INT32_MAX));
+  d.memory_bytes = integer_or(j, "memory_bytes", 0);
+  d.l2_bytes = integer_or(j, "l2_bytes", 0);
+  d.memory_clock_khz = static_cast<int>(integer_or(j, "memory_clock_khz", 0, 0, INT32_MAX));
+  d.bus_width_bits = static_cast<int>(integer_or(j, "bus_width_bits", 0, 0, INT32_MAX));
+  d.theoretical_bandwidth_gbs = number_or(j, "theoretical_bandwidth_gbs", 0, Sign::non_negative);
+  d.driver_version = static_cast<int>(integer_or(j, "driver_version", 0, 0, INT32_MAX));
+  d.nvrtc_version = text_or(j, "nvrtc_version", "", Text::label);
+  d.copy_bandwidth_gbs = optional_number(j, "copy_bandwidth_gbs", Sign::positive);
+  d.copy_bandwidth_measured_at = text_or(j, "copy_bandwidth_measured_at", "", Text::label);
+  check_device(d);
   return d;
 }
 
@@ -98,12 +80,16 @@ Json problem_json(const ProblemRecord& p) {
 }
 
 ProblemRecord problem_from_json(const Json& j) {
+  if (!j.is_object()) throw InterchangeError("a problem is " + shown(j) + ", not an object");
   ProblemRecord p;
-  p.family = j.at("family").get<std::string>();
-  p.key = j.at("key").get<std::string>();
-  p.size = j.at("size").get<std::int64_t>();
-  p.dtype = j.at("dtype").get<std::string>();
-  p.descriptor = j.contains("descriptor") && !j.at("descriptor").is_null() ? json_text(j.at("descriptor")) : "{}";
+  p.family = text_at(j, "family", Text::name);
+  p.key = text_at(j, "key", Text::name);
+  p.size = integer_at(j, "size", 0);
+  p.dtype = text_at(j, "dtype", Text::label);
+  const Json* descriptor = member(j, "descriptor");
+  if (descriptor && !descriptor->is_object()) refuse_member("descriptor", *descriptor, "an object");
+  p.descriptor = descriptor ? descriptor->dump() : "{}";
+  check_problem(p);
   return p;
 }
 
@@ -133,29 +119,120 @@ Json measurement_json(const ResultRecord& r) {
 }
 
 void measurement_from_json(const Json& j, ResultRecord& r) {
+  if (!j.is_object()) throw InterchangeError("a result is " + shown(j) + ", not an object");
   const auto has = [&](const char* key) { return j.contains(key); };
-  if (has("config")) r.config = j.at("config").get<std::string>();
-  if (has("config_json")) r.config_json = json_text(j.at("config_json"));
-  if (has("status")) r.status = j.at("status").get<std::string>();
-  if (has("time_ms_median")) r.time_ms_median = optional_of<double>(j.at("time_ms_median"));
-  if (has("time_ms_min")) r.time_ms_min = optional_of<double>(j.at("time_ms_min"));
-  if (has("time_ms_max")) r.time_ms_max = optional_of<double>(j.at("time_ms_max"));
-  if (has("time_ms_stdev")) r.time_ms_stdev = optional_of<double>(j.at("time_ms_stdev"));
-  if (has("samples")) r.samples = j.at("samples").get<int>();
-  if (has("compile_s")) r.compile_s = j.at("compile_s").get<double>();
-  if (has("verify_s")) r.verify_s = j.at("verify_s").get<double>();
-  if (has("benchmark_s")) r.benchmark_s = j.at("benchmark_s").get<double>();
-  if (has("gbs")) r.gbs = optional_of<double>(j.at("gbs"));
-  if (has("gflops")) r.gflops = optional_of<double>(j.at("gflops"));
-  if (has("copy_fraction")) r.copy_fraction = optional_of<double>(j.at("copy_fraction"));
-  if (has("error")) r.error = j.at("error").get<std::string>();
-  if (has("error_index")) r.error_index = optional_of<std::int64_t>(j.at("error_index"));
-  if (has("verified")) r.verified = j.at("verified").get<bool>();
-  if (has("cut_short")) r.cut_short = j.at("cut_short").get<bool>();
-  if (has("measured_on")) r.measured_on = j.at("measured_on").get<std::string>();
-  if (has("launch")) r.launch_json = j.at("launch").is_null() ? "[]" : json_text(j.at("launch"));
-  if (has("created_at")) r.created_at = j.at("created_at").get<std::string>();
-  if (has("elapsed_s")) r.elapsed_s = j.at("elapsed_s").get<double>();
+  // Present but null: the field is unknown (a failure's times, say).
+  const auto optional = [&](const char* key, std::optional<double>& field, Sign sign) {
+    if (has(key)) field = optional_number(j, key, sign);
+  };
+  if (has("config")) r.config = text_at(j, "config", Text::name);
+  if (has("config_json")) {
+    const Json* config = member(j, "config_json");
+    if (config && !config->is_object()) refuse_member("config_json", *config, "an object");
+    r.config_json = config ? config->dump() : "";
+  }
+  if (has("status")) r.status = text_at(j, "status");
+  optional("time_ms_median", r.time_ms_median, Sign::positive);
+  optional("time_ms_min", r.time_ms_min, Sign::positive);
+  optional("time_ms_max", r.time_ms_max, Sign::positive);
+  optional("time_ms_stdev", r.time_ms_stdev, Sign::non_negative);
+  if (has("samples")) r.samples = static_cast<int>(integer_at(j, "samples", 0, INT32_MAX));
+  if (has("compile_s")) r.compile_s = number_value("compile_s", j.at("compile_s"), Sign::non_negative);
+  if (has("verify_s")) r.verify_s = number_value("verify_s", j.at("verify_s"), Sign::non_negative);
+  if (has("benchmark_s")) r.benchmark_s = number_value("benchmark_s", j.at("benchmark_s"), Sign::non_negative);
+  optional("gbs", r.gbs, Sign::non_negative);
+  optional("gflops", r.gflops, Sign::non_negative);
+  optional("copy_fraction", r.copy_fraction, Sign::non_negative);
+  if (has("error")) r.error = text_or(j, "error", "");
+  if (has("error_index")) r.error_index = member(j, "error_index") ? std::optional(integer_at(j, "error_index", 0)) : std::nullopt;
+  if (has("verified")) r.verified = boolean_or(j, "verified", true);
+  if (has("cut_short")) r.cut_short = boolean_or(j, "cut_short", false);
+  if (has("measured_on")) r.measured_on = text_or(j, "measured_on", "", Text::label);
+  if (has("launch")) {
+    const Json* launch = member(j, "launch");
+    if (launch) check_launch_plan(*launch);
+    r.launch_json = launch ? launch->dump() : "[]";
+  }
+  if (has("created_at")) r.created_at = text_at(j, "created_at", Text::label);
+  if (has("elapsed_s")) r.elapsed_s = number_value("elapsed_s", j.at("elapsed_s"), Sign::non_negative);
+}
+
+void check_launch_plan(const Json& plan) {
+  if (!plan.is_array()) refuse_member("launch", plan, "a list of launch steps");
+  constexpr std::int64_t kU32 = UINT32_MAX;
+  for (const auto& step : plan) {
+    if (!step.is_object()) refuse_member("launch", step, "a launch step (an object)");
+    if (member(step, "memset")) {  // kernels/family.cpp: stored_step
+      text_at(step, "memset", Text::name);
+      integer_or(step, "word", 0, 0, kU32);
+      integer_or(step, "bytes", 0);
+      integer_or(step, "byte_offset", 0);
+      boolean_or(step, "stream_write", false);
+      continue;
+    }
+    text_or(step, "kernel", "", Text::label);
+    for (const char* dims : {"grid", "block"}) {
+      const Json* d = member(step, dims);
+      if (!d) continue;
+      if (!d->is_array() || d->empty() || d->size() > 3) refuse_member(dims, *d, "a list of 1 to 3 sizes");
+      for (const auto& size : *d) integer_value(dims, size, 0, kU32);
+    }
+    integer_or(step, "dynamic_shared_bytes", 0, 0, kU32);
+  }
+}
+
+bool is_result_status(std::string_view status) {
+  for (const char* known : {"ok", "compile_error", "load_error", "launch_error", "runtime_fault", "timeout", "wrong_result"})
+    if (status == known) return true;
+  return false;
+}
+
+void check_device(const DeviceRecord& d) {
+  if (d.uuid.empty()) throw InterchangeError("a device has an empty uuid");
+  if (d.copy_bandwidth_gbs && !(std::isfinite(*d.copy_bandwidth_gbs) && *d.copy_bandwidth_gbs > 0))
+    throw InterchangeError("device " + in_quotes(d.uuid) + " has a copy bandwidth of " + std::to_string(*d.copy_bandwidth_gbs) +
+                           " GB/s, not a positive number");
+}
+
+void check_problem(const ProblemRecord& p) {
+  if (p.family.empty()) throw InterchangeError("a problem has an empty family");
+  if (p.key.empty()) throw InterchangeError("a problem of " + in_quotes(p.family) + " has an empty key");
+  if (p.size < 0) throw InterchangeError("problem " + in_quotes(p.key) + " has a negative size");
+}
+
+void check_result(const ResultRecord& r) {
+  const auto refuse = [&](const std::string& why) { throw InterchangeError("result " + in_quotes(r.config) + ": " + why); };
+  if (r.config.empty()) throw InterchangeError("a result has an empty config");
+  for (const char c : r.config)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) refuse("its config holds a control character");
+  try {
+    parse_named_values(r.config);
+  } catch (const std::exception& e) {
+    refuse("its config is not name=value text (" + shortened(e.what(), 80) + ")");
+  }
+  if (!is_result_status(r.status))
+    refuse("unknown status " + in_quotes(r.status) +
+           " (known: ok, compile_error, load_error, launch_error, runtime_fault, timeout, wrong_result)");
+  if (r.status == "ok" && !r.time_ms_median) refuse("status ok without a time");
+  const auto positive = [&](const std::optional<double>& v, const char* what) {
+    if (v && !(std::isfinite(*v) && *v > 0)) refuse(std::string(what) + " is " + std::to_string(*v) + ", not a positive number");
+  };
+  const auto non_negative = [&](std::optional<double> v, const char* what) {
+    if (v && !(std::isfinite(*v) && *v >= 0)) refuse(std::string(what) + " is " + std::to_string(*v) + ", not a number of at least 0");
+  };
+  positive(r.time_ms_median, "its time");
+  positive(r.time_ms_min, "its fastest sample");
+  positive(r.time_ms_max, "its slowest sample");
+  non_negative(r.time_ms_stdev, "its standard deviation");
+  non_negative(r.compile_s, "its compile time");
+  non_negative(r.verify_s, "its verification time");
+  non_negative(r.benchmark_s, "its benchmark time");
+  non_negative(r.elapsed_s, "its elapsed time");
+  non_negative(r.gbs, "its GB/s");
+  non_negative(r.gflops, "its GFLOP/s");
+  non_negative(r.copy_fraction, "its copy fraction");
+  if (r.samples < 0) refuse("a negative sample count");
+  if (r.error_index && *r.error_index < 0) refuse("a negative error index");
 }
 
 std::string base64_encode(const std::vector<unsigned char>& bytes) {
@@ -288,6 +365,8 @@ ImportSummary import_in_transaction(Store& store, const std::string& source,
     } catch (const InterchangeError& e) {
       throw InterchangeError(context() + e.what());
     } catch (const sql::DbError& e) {
+      throw InterchangeError(context() + e.what());
+    } catch (const UsageError& e) {  // a problem that its family's stored schema refuses
       throw InterchangeError(context() + e.what());
     }
     transaction.commit();

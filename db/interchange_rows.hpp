@@ -3,30 +3,43 @@
 // the writing of imported rows in one transaction. Internal to db/interchange*.cpp.
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "interchange.hpp"
+#include "interchange_json.hpp"
 
 namespace cutune::db::interchange {
 
-// Ordered, so that stored JSON text (configs, launch plans, descriptors) survives a round trip
-// byte for byte.
-using Json = nlohmann::ordered_json;
+Json parse_json_text_column(const std::string& text);  // stored JSON text; null when empty or invalid
 
-Json parse_json(const std::string& text, const std::string& source);  // throws InterchangeError naming source
-Json parse_json_text_column(const std::string& text);                 // stored JSON text; null when empty or invalid
-
+// The rows' JSON forms. The readers refuse (InterchangeError naming the field) a member of the
+// wrong type or range and a row that makes no sense (check_device, check_problem).
 Json device_json(const DeviceRecord& device);
 DeviceRecord device_from_json(const Json& json);
 Json problem_json(const ProblemRecord& problem);
 ProblemRecord problem_from_json(const Json& json);
 
 // A result's measurement: everything but its row ids (config, status, times, error, launch plan,
-// when). measurement_from_json sets the fields the object has and leaves the others alone.
+// when). measurement_from_json sets the fields the object has and leaves the others alone; the
+// whole row is judged once complete, by check_result.
 Json measurement_json(const ResultRecord& result);
 void measurement_from_json(const Json& json, ResultRecord& result);
+
+// What any imported row must be, whichever format it came from; InterchangeError otherwise.
+//   device: a uuid; a compute capability, counts and sizes of at least 0; a copy bandwidth,
+//     where known, above 0.
+//   problem: a family and key; a size of at least 0 (0: unknown).
+//   result: a config as name=value text; a known status (ok, compile_error, load_error,
+//     launch_error, runtime_fault, timeout, wrong_result); ok with a median time; every time
+//     above 0, the spread, costs, rates and counts at least 0, all finite.
+void check_device(const DeviceRecord& device);
+void check_problem(const ProblemRecord& problem);
+void check_result(const ResultRecord& result);
+bool is_result_status(std::string_view status);
+// A launch plan as results and cubins store it (launch_json): a list of launch steps (kernel,
+// grid, block, dynamic_shared_bytes) and memset steps, of the types the lookup library reads.
+void check_launch_plan(const Json& plan);
 
 std::string base64_encode(const std::vector<unsigned char>& bytes);
 std::vector<unsigned char> base64_decode(const std::string& text);  // throws InterchangeError

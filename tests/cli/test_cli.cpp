@@ -605,6 +605,124 @@ TEST(CliDb, RunsListsARunWhoseProcessDiedAsAbandonedWithoutWriting) {
   EXPECT_EQ(std::filesystem::last_write_time(db), before);
 }
 
+// ---- fuzzed input (issue 17, items 9, 10 and 12; tests/fuzz has the harness and every saved input) ----
+
+namespace {
+
+// Every row of every table of the database at `path`, as text.
+std::string database_rows(const std::string& path) {
+  cutune::sql::Database db(path, cutune::sql::Database::Mode::read_only);
+  std::vector<std::string> tables;
+  auto names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  while (names.step()) tables.push_back(names.column_text(0));
+  std::string rows;
+  for (const auto& table : tables) {
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db.handle(), ("SELECT * FROM \"" + table + "\" ORDER BY 1").c_str(), -1, &s, nullptr);
+    rows += table + ":";
+    while (sqlite3_step(s) == SQLITE_ROW)
+      for (int c = 0; c < sqlite3_column_count(s); ++c) {
+        const auto* bytes = static_cast<const char*>(sqlite3_column_blob(s, c));
+        rows.append(bytes ? bytes : "<null>", bytes ? static_cast<std::size_t>(sqlite3_column_bytes(s, c)) : 6) += '|';
+      }
+    sqlite3_finalize(s);
+  }
+  return rows;
+}
+
+// Exit 2, one `tune: error:` line of at most 300 characters holding `message`.
+void expect_short_usage_error(const CommandRun& run, const std::string& message) {
+  expect_usage_error(run, message);
+  std::size_t characters = 0;
+  for (const char c : run.err) characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  EXPECT_LE(characters, 301u) << run.err;  // the line and its newline
+}
+
+}  // namespace
+
+TEST(CliFuzzedInput, KernelTunerFilesThatOnceExitedOneAreRefusedAndChangeNothing) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(folder);
+  const std::string before = database_rows(db);
+  const auto import_kt = [&](const std::string& name, const std::string& text) {
+    std::ofstream(folder / name) << text;
+    return tune("db import-kt " + (folder / name).string() + " --db " + db);
+  };
+  const std::string header = R"({"device_name": "GPU", "kernel_name": "k", "problem_size": 64, "tune_params": {"a": [1, 2], "b": [3, 4]}, )";
+  // The issue's two triggers: an extra tune_params_keys entry (basic_string::substr, exit 1) and an empty key.
+  expect_short_usage_error(import_kt("extra.json", header + R"("tune_params_keys": ["a", "b", "c"], "cache": {"1,3": {"a": 1, "b": 3, "time": 1.5}}})"),
+                           "cache entry '1,3': it lacks parameter 'c'");
+  expect_short_usage_error(import_kt("empty.json", header + R"("tune_params_keys": ["a", "b"], "cache": {"": {"time": 1.5}}})"),
+                           "a cache entry has an empty key");
+  // Values that make no sense.
+  expect_short_usage_error(import_kt("time.json", header + R"("tune_params_keys": ["a", "b"], "cache": {"1,3": {"time": -1.5}}})"),
+                           "\"time\" is -1.5, not a positive number");
+  expect_short_usage_error(import_kt("name.json", R"({"device_name": "GPU", "kernel_name": "", "tune_params_keys": ["a"], "cache": {"1": {"time": 1.5}}})"),
+                           "\"kernel_name\" is '', not a non-empty string");
+  expect_short_usage_error(import_kt("big.json", R"({"device_name": "GPU", "kernel_name": "k", "problem_size": "big", "tune_params_keys": ["a"], "cache": {"1": {"time": 1.5}}})"),
+                           "\"problem_size\" is 'big'");
+  expect_short_usage_error(import_kt("negative.json", R"({"device_name": "GPU", "kernel_name": "k", "problem_size": [0, -1], "tune_params_keys": ["a"], "cache": {"1": {"time": 1.5}}})"),
+                           "\"problem_size\" is [0,-1]");
+  expect_short_usage_error(import_kt("huge.json", header + R"("tune_params_keys": ["a", "b"], "cache": {"1,3": {"time": 1e999}}})"),
+                           "number overflow");
+  // A segmentation fault before: 100 000 nested arrays.
+  expect_short_usage_error(import_kt("deep.json", header + R"("tune_params_keys": ["a", "b"], "cache": {"1,3": {"time": 1.5, "times": )" +
+                                                    std::string(100000, '[') + std::string(100000, ']') + "}}}"),
+                           "deeper than 64 levels");
+  EXPECT_EQ(database_rows(db), before);
+}
+
+TEST(CliFuzzedInput, CutuneDocumentsAndT4FilesThatMakeNoSenseAreRefused) {
+  const auto folder = temp_folder();
+  const std::string db = seeded_database(folder);
+  const std::string before = database_rows(db);
+  const auto import = [&](const std::string& command, const std::string& name, const std::string& text,
+                           const std::string& options = "") {
+    std::ofstream(folder / name) << text;
+    return tune("db " + command + " " + (folder / name).string() + " --db " + db + options);
+  };
+  const std::string document = R"({"format": "cutune-results", "format_version": 1,
+    "devices": [{"uuid": "GPU-x", "name": "X", "copy_bandwidth_gbs": BANDWIDTH}],
+    "templates": [{"family": "stencil", "source_hash": "h"}],
+    "problems": [{"family": "stencil", "key": "n=1", "size": 1, "dtype": ""}],
+    "runs": [{"id": 1, "family": "stencil", "device_uuid": "GPU-x", "template_hash": "h", "strategy": "s", "started_at": ""}],
+    "results": [{"run": 1, "device_uuid": "GPU-x", "family": "stencil", "template_hash": "h", "problem_key": "n=1",
+                 "config": "a=1", "status": "STATUS", "time_ms_median": 1.5}], "cubins": [CUBINS]})";
+  const auto with = [&](std::string bandwidth, std::string status, std::string cubins = "") {
+    std::string text = document;
+    text.replace(text.find("BANDWIDTH"), 9, bandwidth);
+    text.replace(text.find("STATUS"), 6, status);
+    text.replace(text.find("CUBINS"), 6, cubins);
+    return text;
+  };
+  expect_short_usage_error(import("import", "status.json", with("100", "bogus")), "unknown status 'bogus'");
+  expect_short_usage_error(import("import", "bandwidth.json", with("-5", "ok")), "\"copy_bandwidth_gbs\" is -5, not a positive number");
+  // A file cut short inside a long base64 string printed 9 743 characters.
+  const std::string cut = with("100", "ok", R"({"family": "stencil", "template_hash": "h", "problem_key": "n=1", "arch": "sm_90",
+      "config": "a=1", "cubin_base64": ")" + std::string(20000, 'Q') + "\"}");
+  expect_short_usage_error(import("import", "cut.json", cut.substr(0, cut.size() - 5000)), "is not valid JSON");
+  const std::string t4 = R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct", "measurements": [{"name": "time", "value": 0}]}]})";
+  expect_short_usage_error(import("import-t4", "t4.json", t4, " --family stencil --device-name GPU"),
+                           "\"time\" is 0, not a positive number");
+  expect_short_usage_error(import("import-t4", "t4.json", t4, " --family stencil --device-name GPU --problem-size 0"),
+                           "--problem-size must be a positive number");
+  EXPECT_EQ(database_rows(db), before);
+}
+
+TEST(CliFuzzedInput, SimulatedLandscapesThatOnceExitedOneAreRefused) {
+  const auto folder = temp_folder();
+  const auto simulate = [&](const std::string& name, const std::string& text) {
+    std::ofstream(folder / name) << text;
+    return tune("--simulate " + (folder / name).string());
+  };
+  const std::string params = R"("tune_params": {"a": [1, 2], "b": [3, 4]}, )";
+  // Was: [json.exception.type_error.302] type must be string, but is number (exit 1).
+  expect_short_usage_error(simulate("key.json", "{" + params + R"("tune_params_keys": ["a", 7], "cache": {"1,3": {"a": 1, "b": 3, "time": 1.5}}})"),
+                           "\"tune_params_keys\" is 7");
+  // A negative time would have been replayed as the best.
+  expect_short_usage_error(simulate("time.json", "{" + params + R"("tune_params_keys": ["a", "b"], "cache": {"1,3": {"a": 1, "b": 3, "time": 1.5}, "2,4": {"a": 2, "b": 4, "time": -3}}})"),
+                           "cache entry '2,4': \"time\" is -3, not a positive number");
+}
 
 TEST(CliSpace, PrintsAxesValuesConstraintsAndCounts) {
   CommandRun run = tune("space --kernel reduce --arch sm_90");
@@ -643,4 +761,20 @@ TEST(CliSpace, ARestrictionThatLeavesNothingNamesTheValuesThere) {
   const CommandRun run = tune("space --kernel reduce --restrict 'ept == 8 && block >= 128'");
   expect_usage_error(run, "in its valid configs block is 128, 256, 512, 1024; ept is 4, 16, 64");
   EXPECT_EQ(count_results(db), 1);
+}
+
+TEST(CliProgress, LongCommandsPrintProgressLinesInAPipe) {
+  // On a pipe the line comes every few seconds, and always once at the end.
+  const auto folder = temp_folder();
+  write_landscape(folder);
+  CommandRun run = tune("--strategy-bench " + folder.string() + " --strategy random_sampling --repeats 3");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("[strategy bench] 3/3 simulations  ETA 0s\n"), std::string::npos) << run.err;
+  run = tune("--kernel scan --compile-only --arch sm_90 --no-cache --restrict 'block == 256 && ept == 4 && vec == 4'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("[scan sm_90 int32] "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(" compiled  ETA 0s\n"), std::string::npos) << run.err;
+  run = tune("--kernel scan --compile-only --arch sm_90 --quiet --restrict 'block == 256 && ept == 4 && vec == 4'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err, "");
 }

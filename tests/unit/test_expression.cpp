@@ -90,6 +90,24 @@ TEST(Expression, ErrorsQuoteTheTextAndColumn) {
 
 // Deep nesting is refused in one short line, never a stack overflow (issue 17: 6,800 parentheses
 // or 50,000 '!' crashed the parser); 256 levels still parse.
+// Fuzzed text (tests/fuzz): a byte that is no printable character is named by its code, and a
+// long text is quoted by whole characters, so the message stays one readable line.
+TEST(Expression, OddBytesAreNamedAndLongTextsQuotedByWholeCharacters) {
+  EXPECT_EQ(error_of("a \x01 b"), "constraint 'a   b': unexpected byte 0x01 at column 3");
+  EXPECT_EQ(error_of("a\xC3\xA9"), "constraint 'a\xC3\xA9': unexpected byte 0xC3 at column 2");
+  std::string long_text = "a";
+  for (int i = 0; i < 100; ++i) long_text += " + \xC3\xA9";  // 'é' is two bytes: cuts must fall between characters
+  const std::string error = error_of(long_text);
+  EXPECT_LT(error.size(), 300u) << error;
+  EXPECT_NE(error.find(" … "), std::string::npos) << error;
+  for (std::size_t i = 0; i + 1 < error.size(); ++i) {
+    if (static_cast<unsigned char>(error[i]) == 0xC3) {
+      EXPECT_EQ(static_cast<unsigned char>(error[i + 1]), 0xA9) << error;
+    }
+  }
+  EXPECT_NE(static_cast<unsigned char>(error.back()) & 0xC0, 0xC0) << "ends inside a character";
+}
+
 TEST(Expression, DeepNestingIsRefusedInOneShortLine) {
   const std::string deep_parentheses = std::string(6800, '(') + "a" + std::string(6800, ')');
   const std::string many_nots = std::string(50'000, '!') + "a";

@@ -2,9 +2,12 @@
 // cutune JSON, merging databases, and bad input that must change nothing.
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -418,7 +421,7 @@ TEST(BadInput, MalformedOrIncompleteFilesAreClearErrorsAndStoreNothing) {
       "cache": {"1": {"a": 1, "time": 1.0}, "2": {"a": 2, "time": [1]}}})");
   const std::string message = error_of([&] { import_kernel_tuner(store, half); });
   EXPECT_NE(message.find("half.json"), std::string::npos) << message;
-  EXPECT_NE(message.find("cache entry \"2\""), std::string::npos) << message;
+  EXPECT_NE(message.find("cache entry '2'"), std::string::npos) << message;
   // A document whose result names a device it does not list.
   const std::string dangling = write("dangling.json", R"({"format": "cutune-results", "format_version": 1,
       "devices": [], "templates": [{"family": "scan", "source_hash": "h", "source": ""}],
@@ -431,4 +434,234 @@ TEST(BadInput, MalformedOrIncompleteFilesAreClearErrorsAndStoreNothing) {
   auto templates = store.database().prepare("SELECT COUNT(*) FROM templates WHERE family = 'k'");
   templates.step();
   EXPECT_EQ(templates.column_int(0), 0);
+}
+
+// ---- bad input found by fuzzing (issue 17, items 9 and 10; tests/fuzz) ------------------------------
+// Each is refused with one short InterchangeError naming the field and the entry, and the database
+// keeps exactly what it held.
+
+namespace {
+
+// Every row of every table, as text: equal snapshots, equal databases.
+std::string snapshot(Store& store) {
+  std::string all;
+  std::vector<std::string> tables;
+  auto names = store.database().prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  while (names.step()) tables.push_back(names.column_text(0));
+  for (const auto& table : tables) {
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(store.database().handle(), ("SELECT * FROM \"" + table + "\" ORDER BY 1").c_str(), -1, &s, nullptr);
+    all += table + ":";
+    while (sqlite3_step(s) == SQLITE_ROW)
+      for (int c = 0; c < sqlite3_column_count(s); ++c) {
+        const auto* bytes = static_cast<const char*>(sqlite3_column_blob(s, c));
+        all.append(bytes ? bytes : "<null>", bytes ? static_cast<std::size_t>(sqlite3_column_bytes(s, c)) : 6) += '|';
+      }
+    sqlite3_finalize(s);
+  }
+  return all;
+}
+
+// A database with results in it, and files to throw at it.
+struct Victim {
+  Tuned tuned;
+  Store store{tuned.path};
+  std::string before = snapshot(store);
+
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(tuned.folder.file(name)) << text;
+    return tuned.folder.file(name);
+  }
+  // The refusal's message, after checking that it is one short line and changed nothing.
+  std::string refusal(const std::function<void()>& import) {
+    std::string message = "accepted";
+    try {
+      import();
+    } catch (const InterchangeError& e) {
+      message = e.what();
+    }
+    EXPECT_LE(message.size(), 285u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_EQ(snapshot(store), before) << "a refused import changed the database: " << message;
+    return message;
+  }
+  std::string kernel_tuner(const std::string& name, const std::string& text) {
+    return refusal([&] { import_kernel_tuner(store, write(name, text)); });
+  }
+  std::string t4(const std::string& name, const std::string& text, const ImportTarget& target = {}) {
+    return refusal([&] { import_t4(store, write(name, text), target); });
+  }
+  std::string json(const std::string& name, const std::string& text) {
+    return refusal([&] { import_json(store, write(name, text)); });
+  }
+};
+
+// A Kernel Tuner cache file of parameters a and b whose cache is `cache`.
+std::string kt_file(const std::string& cache, const std::string& header = R"("kernel_name": "k", "problem_size": 64,)",
+                    const std::string& keys = R"(["a", "b"])") {
+  return R"({"device_name": "GPU", )" + header + R"( "tune_params_keys": )" + keys +
+         R"(, "tune_params": {"a": [1, 2], "b": [3, 4]}, "cache": )" + cache + "}";
+}
+
+// A cutune document with one device, problem, run and ok result; `edit` changes it first.
+std::string cutune_document(const std::function<void(nlohmann::ordered_json&)>& edit) {
+  auto d = nlohmann::ordered_json::parse(R"({"format": "cutune-results", "format_version": 1,
+    "devices": [{"uuid": "GPU-x", "name": "X GPU", "cc_major": 9, "cc_minor": 0, "copy_bandwidth_gbs": 2000.0}],
+    "templates": [{"family": "stencil", "source_hash": "h", "source": ""}],
+    "problems": [{"family": "stencil", "key": "n=1", "size": 1, "dtype": "", "descriptor": {}}],
+    "runs": [{"id": 1, "family": "stencil", "device_uuid": "GPU-x", "template_hash": "h", "strategy": "brute_force",
+              "started_at": "2026-01-01T00:00:00Z"}],
+    "results": [{"run": 1, "device_uuid": "GPU-x", "family": "stencil", "template_hash": "h", "problem_key": "n=1",
+                 "config": "a=1", "status": "ok", "time_ms_median": 1.5}]})");
+  edit(d);
+  return d.dump(1);
+}
+
+bool has(const std::string& message, const std::string& part) { return message.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(FuzzedKernelTuner, AnExtraTuneParamsKeyOrAShortKeyIsRefusedNotACrash) {
+  Victim v;
+  // Was: basic_string::substr: __pos (which is 4) > this->size() (which is 3), exit 1.
+  std::string m = v.kernel_tuner("extra.json", kt_file(R"({"1,3": {"a": 1, "b": 3, "time": 1.5}})", R"("kernel_name": "k",)",
+                                                       R"(["a", "b", "c"])"));
+  EXPECT_TRUE(has(m, "cache entry '1,3'") && has(m, "lacks parameter 'c'") && has(m, "tune_params_keys")) << m;
+  m = v.kernel_tuner("short.json", kt_file(R"({"1": {"time": 1.5}})"));
+  EXPECT_TRUE(has(m, "cache entry '1'") && has(m, "lacks parameter 'a'")) << m;
+  m = v.kernel_tuner("empty-key.json", kt_file(R"({"1,3": {"time": 1.5}, "": {"time": 2.5}})"));
+  EXPECT_TRUE(has(m, "empty key")) << m;
+  m = v.kernel_tuner("key-number.json", kt_file(R"({"1,3": {"time": 1.5}})", "", R"(["a", 7])"));
+  EXPECT_TRUE(has(m, "\"tune_params_keys\" is 7, not a non-empty string")) << m;
+  m = v.kernel_tuner("key-twice.json", kt_file(R"({"1,3": {"time": 1.5}})", "", R"(["a", "a"])"));
+  EXPECT_TRUE(has(m, "parameter 'a' is named twice")) << m;
+  m = v.kernel_tuner("object-value.json", kt_file(R"({"1,3": {"a": {"x": 1}, "b": 3, "time": 1.5}})"));
+  EXPECT_TRUE(has(m, "\"a\" is {\"x\":1}, not a parameter value")) << m;
+}
+
+TEST(FuzzedKernelTuner, TimesThatMakeNoSenseAreRefusedNotStoredAsTheBest) {
+  Victim v;
+  for (const char* time : {"-0.25", "0", "-1e308"}) {
+    const std::string m =
+        v.kernel_tuner("time.json", kt_file(std::string(R"({"1,3": {"time": 1.5}, "2,4": {"time": )") + time + "}}"));
+    EXPECT_TRUE(has(m, "cache entry '2,4'") && has(m, "\"time\" is") && has(m, "not a positive number")) << m;
+  }
+  std::string m = v.kernel_tuner("samples.json", kt_file(R"({"1,3": {"time": 1.5, "times": [1.5, -2.0]}})"));
+  EXPECT_TRUE(has(m, "\"times\" is -2.0, not a positive number")) << m;
+  m = v.kernel_tuner("cost.json", kt_file(R"({"1,3": {"time": 1.5, "compile_time": -5}})"));
+  EXPECT_TRUE(has(m, "\"compile_time\" is -5, not a number of at least 0")) << m;
+  m = v.kernel_tuner("huge.json", kt_file(R"({"1,3": {"time": 1e999}})"));  // was: number overflow, exit 1
+  EXPECT_TRUE(has(m, "is not valid JSON") && has(m, "number overflow")) << m;
+  // The cutune section of an entry is judged with the row it makes.
+  m = v.kernel_tuner("section.json", kt_file(R"({"1,3": {"time": 1.5, "cutune": {"status": "bogus"}}})"));
+  EXPECT_TRUE(has(m, "unknown status 'bogus'")) << m;
+  m = v.kernel_tuner("section-type.json", kt_file(R"({"1,3": {"time": 1.5, "cutune": {"samples": "x"}}})"));
+  EXPECT_TRUE(has(m, "\"samples\" is 'x', not an integer")) << m;
+}
+
+TEST(FuzzedKernelTuner, HeaderValuesThatMakeNoSenseAreRefused) {
+  Victim v;
+  const std::string cache = R"({"1,3": {"time": 1.5}})";
+  std::string m = v.kernel_tuner("no-name.json", kt_file(cache, R"("kernel_name": "",)"));
+  EXPECT_TRUE(has(m, "\"kernel_name\" is '', not a non-empty string")) << m;
+  m = v.kernel_tuner("big.json", kt_file(cache, R"("kernel_name": "k", "problem_size": "big",)"));
+  EXPECT_TRUE(has(m, "\"problem_size\" is 'big', not a positive integer or a list of them")) << m;
+  m = v.kernel_tuner("negative.json", kt_file(cache, R"("kernel_name": "k", "problem_size": [0, -1],)"));
+  EXPECT_TRUE(has(m, "\"problem_size\" is [0,-1]")) << m;
+  m = v.kernel_tuner("overflow.json", kt_file(cache, R"("kernel_name": "k", "problem_size": [4294967296, 4294967296],)"));
+  EXPECT_TRUE(has(m, "more elements than 64 bits count")) << m;
+  m = v.kernel_tuner("empty.json", kt_file("{}"));
+  EXPECT_TRUE(has(m, "its \"cache\" is empty")) << m;
+  // Without kernel_name or device_name (and no cutune section) the file does not say what it measured.
+  m = v.kernel_tuner("anonymous.json", R"({"tune_params_keys": ["a"], "cache": {"1": {"time": 1.5}}})");
+  EXPECT_TRUE(has(m, "\"kernel_name\" is missing")) << m;
+}
+
+TEST(FuzzedKernelTuner, DeepNestingIsRefusedBeforeItCanOverflowTheStack) {
+  Victim v;
+  // Was a segmentation fault: copying or printing 100 000 nested arrays recurses once per level.
+  const std::string deep = std::string(100000, '[') + "1" + std::string(100000, ']');
+  std::string m = v.kernel_tuner("deep.json", kt_file(R"({"1,3": {"time": 1.5, "times": )" + deep + "}}"));
+  EXPECT_TRUE(has(m, "nests arrays and objects deeper than 64 levels")) << m;
+  m = v.t4("deep-t4.json", R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct", "measurements": )" + deep + "}]}");
+  EXPECT_TRUE(has(m, "deeper than 64 levels")) << m;
+  m = v.json("deep.json", cutune_document([](auto&) {}).replace(0, 1, "{\"x\": " + deep + ","));
+  EXPECT_TRUE(has(m, "deeper than 64 levels")) << m;
+}
+
+TEST(FuzzedT4, TimesAndSizesThatMakeNoSenseAreRefused) {
+  Victim v;
+  const std::string section = R"("cutune": {"format_version": 1, "family": "stencil", "device": {"uuid": "GPU-t4", "name": "T4"},
+      "template": {"hash": "h"}, "problem": {"family": "stencil", "key": "n=1", "size": 1, "dtype": ""}})";
+  std::string m = v.t4("zero.json", R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct",
+      "measurements": [{"name": "time", "value": 0}]}], )" + section + "}");
+  EXPECT_TRUE(has(m, "results[0]") && has(m, "\"time\" is 0, not a positive number")) << m;
+  m = v.t4("runtime.json", R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct", "times": {"runtimes": [1, -2]},
+      "measurements": [{"name": "time", "value": 1.5}]}], )" + section + "}");
+  EXPECT_TRUE(has(m, "\"runtimes\" is -2, not a positive number")) << m;
+  // An "ok" laid over a result that has no time (its cutune section) would be a best without a time.
+  m = v.t4("ok.json", R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct", "cutune": {"status": "ok"}}], )" + section + "}");
+  EXPECT_TRUE(has(m, "status ok without a time")) << m;
+  m = v.t4("mixed.json", R"({"results": [{"configuration": {"a": 1}, "invalidity": "compile"},
+      {"configuration": {"b": 1}, "invalidity": "compile"}], )" + section + "}");
+  EXPECT_TRUE(has(m, "results[1]") && has(m, "other parameters")) << m;
+  const std::string plain = R"({"results": [{"configuration": {"a": 1}, "invalidity": "compile"}]})";
+  m = v.t4("plain.json", plain, {"stencil", "Lab GPU", -5, ""});
+  EXPECT_TRUE(has(m, "problem size -5")) << m;
+}
+
+TEST(FuzzedJsonDocument, UnknownStatusesAndNegativeBandwidthsAreRefused) {
+  Victim v;
+  std::string m = v.json("status.json", cutune_document([](auto& d) { d["results"][0]["status"] = "bogus_status"; }));
+  EXPECT_TRUE(has(m, "(results[0])") && has(m, "unknown status 'bogus_status'")) << m;
+  m = v.json("bandwidth.json", cutune_document([](auto& d) { d["devices"][0]["copy_bandwidth_gbs"] = -5; }));
+  EXPECT_TRUE(has(m, "(devices[0])") && has(m, "\"copy_bandwidth_gbs\" is -5, not a positive number")) << m;
+  m = v.json("no-time.json", cutune_document([](auto& d) { d["results"][0].erase("time_ms_median"); }));
+  EXPECT_TRUE(has(m, "status ok without a time")) << m;
+  m = v.json("time.json", cutune_document([](auto& d) { d["results"][0]["time_ms_min"] = 0; }));
+  EXPECT_TRUE(has(m, "\"time_ms_min\" is 0, not a positive number")) << m;
+  m = v.json("run-status.json", cutune_document([](auto& d) { d["runs"][0]["status"] = "paused"; }));
+  EXPECT_TRUE(has(m, "unknown run status 'paused'")) << m;
+  m = v.json("size.json", cutune_document([](auto& d) { d["problems"][0]["size"] = -4; }));
+  EXPECT_TRUE(has(m, "\"size\" is -4, not an integer of at least 0")) << m;
+  // Types: was "type must be string, but is number", exit 1.
+  m = v.json("family.json", cutune_document([](auto& d) { d["results"][0]["family"] = 7; }));
+  EXPECT_TRUE(has(m, "\"family\" is 7, not a non-empty string")) << m;
+  m = v.json("samples.json", cutune_document([](auto& d) { d["results"][0]["samples"] = 1e300; }));
+  EXPECT_TRUE(has(m, "\"samples\" is 1e+300, not an integer from 0 to 2147483647")) << m;
+  m = v.json("format.json", cutune_document([](auto& d) { d["format_version"] = "1"; }));
+  EXPECT_TRUE(has(m, "\"format_version\" is '1'")) << m;
+  m = v.json("grid.json", cutune_document([](auto& d) { d["results"][0]["launch"] = nlohmann::ordered_json::parse(R"([{"grid": ["x"]}])"); }));
+  EXPECT_TRUE(has(m, "\"grid\" is 'x', not an integer")) << m;
+  m = v.json("config.json", cutune_document([](auto& d) { d["results"][0]["config"] = "a"; }));
+  EXPECT_TRUE(has(m, "its config is not name=value text")) << m;
+}
+
+TEST(FuzzedJsonDocument, AMessageNeverQuotesAWholeDocument) {
+  Victim v;
+  // Was 9 743 characters: the parser's "last read" was a whole base64 string cut short.
+  const std::string text = cutune_document([](auto& d) {
+    d["cubins"] = nlohmann::ordered_json::array({{{"family", "stencil"}, {"template_hash", "h"}, {"problem_key", "n=1"},
+                                                  {"arch", "sm_90"}, {"config", "a=1"}, {"cubin_base64", std::string(12000, 'Q')}}});
+  });
+  std::string m = v.json("cut.json", text.substr(0, text.find("QQQQ") + 9000));
+  EXPECT_TRUE(has(m, "is not valid JSON")) << m;
+  const std::string long_name(5000, 'x');
+  m = v.json("name.json", cutune_document([&](auto& d) { d["runs"][0]["device_uuid"] = long_name; }));
+  EXPECT_TRUE(has(m, "\"device_uuid\" is 'xxxx")) << m;
+  m = v.json("run.json", cutune_document([&](auto& d) { d["results"][0]["template_hash"] = long_name.substr(0, 900); }));
+  EXPECT_TRUE(has(m, "names template 'xxx")) << m;
+}
+
+TEST(FuzzedImports, OurOwnExportsStillComeBack) {
+  // The checks refuse nothing that cutune writes: a whole database, a Kernel Tuner and a T4 slice.
+  Tuned tuned;
+  Store original(tuned.path);
+  export_json(original, {}, tuned.folder.file("all.json"));
+  export_kernel_tuner(original, {"scan", "GPU-h100", "n=4096,type=int32"}, tuned.folder.file("kt.json"));
+  export_t4(original, {"scan", "GPU-h100", "n=4096,type=int32"}, tuned.folder.file("t4.json"));
+  Store again(tuned.folder.file("again.db"));
+  EXPECT_EQ(import_json(again, tuned.folder.file("all.json")).results, original.result_count());
+  EXPECT_GT(import_kernel_tuner(again, tuned.folder.file("kt.json")).results, 0);
+  EXPECT_GT(import_t4(again, tuned.folder.file("t4.json")).results, 0);
 }

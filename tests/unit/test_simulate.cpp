@@ -125,10 +125,46 @@ TEST(KernelTunerCache, BadFilesAreUsageErrorsNamingTheFile) {
   EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(broken); }).find("'" + broken + "' is not valid JSON"),
             std::string::npos);
   const auto no_cache = write_cache(folder, "nocache.json", R"({"tune_params": {"a": [1]}})");
-  EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(no_cache); }).find("no 'cache' object"), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(no_cache); }).find("no \"cache\" object"), std::string::npos);
   const auto stray = write_cache(folder, "stray.json",
                                  R"({"tune_params": {"a": [1, 2]}, "cache": {"3": {"a": 3, "time": 1.0}}})");
   EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(stray); }).find("a = 3, not one of its values"), std::string::npos);
+}
+
+// Fuzzed cache files (issue 17, item 9; tests/fuzz): each is a UsageError naming the field and
+// the entry, never a JSON library exception (exit 1) or a negative time that becomes the best.
+TEST(KernelTunerCache, FuzzedFilesAreUsageErrorsNamingTheField) {
+  const auto folder = temp_folder();
+  const auto error_for = [&](const std::string& name, std::string text, const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    return usage_error_of([&] { read_kernel_tuner_cache(write_cache(folder, name, text)); });
+  };
+  // Was: [json.exception.type_error.302] type must be string, but is number.
+  std::string m = error_for("key.json", kCache, R"("tune_params_keys": ["block", "vec", "frac"])",
+                            R"("tune_params_keys": ["block", 7, "frac"])");
+  EXPECT_NE(m.find("\"tune_params_keys\" is 7, not a non-empty string"), std::string::npos) << m;
+  m = error_for("null.json", kCache, R"("tune_params_keys": ["block", "vec", "frac"])", R"("tune_params_keys": [null])");
+  EXPECT_NE(m.find("\"tune_params_keys\" is null"), std::string::npos) << m;
+  m = error_for("time.json", kCache, R"("time": 1.0)", R"("time": -1.0)");
+  EXPECT_NE(m.find("cache entry '64,float2,1.5': \"time\" is -1.0, not a positive number"), std::string::npos) << m;
+  m = error_for("zero.json", kCache, R"("time": 1.0)", R"("time": 0)");
+  EXPECT_NE(m.find("not a positive number"), std::string::npos) << m;
+  m = error_for("twice.json", kCache, R"("block": [32, 64, 128])", R"("block": [32, 64, 64])");
+  EXPECT_NE(m.find("parameter 'block' lists the value 64 twice"), std::string::npos) << m;
+  m = error_for("array.json", kCache, R"("block": 32, "vec": "float", "frac": 0.5, "time": 5.0)",
+                R"("block": [32], "vec": "float", "frac": 0.5, "time": 5.0)");
+  EXPECT_NE(m.find("\"block\" is [32], not a parameter value"), std::string::npos) << m;
+  m = error_for("huge.json", kCache, R"("compile_time": 100,)", R"("compile_time": -1e999,)");
+  EXPECT_NE(m.find("is not valid JSON"), std::string::npos) << m;
+  m = error_for("cost.json", kCache, R"("compile_time": 100,)", R"("compile_time": -100,)");
+  EXPECT_NE(m.find("\"compile_time\" is -100, not a number of at least 0"), std::string::npos) << m;
+  m = error_for("values.json", kCache, R"("frac": [0.5, 1.5])", R"("frac": 3)");
+  EXPECT_NE(m.find("parameter 'frac' has no list of values"), std::string::npos) << m;
+  // One line, whatever the key holds.
+  m = error_for("newline.json", kCache, R"("32,float,0.5")", "\"32,float,0.5\\n" + std::string(500, 'x') + "\"");
+  EXPECT_LT(m.size(), 300u) << m;
 }
 
 TEST(Simulator, ChargesEachNewEvaluationItsRecordedCost) {

@@ -199,6 +199,8 @@ const std::map<std::string, Action>& actions() {
          return 0;
        }},
       {"import-t4", [](const std::string& path, const DbArgs& args, const std::string& command_line) {
+         if (args.problem_size && *args.problem_size <= 0)
+           throw UsageError("--problem-size must be a positive number of elements (got " + std::to_string(*args.problem_size) + ")");
          db::Store store(path);
          const db::ImportTarget target{args.family, args.device_name, args.problem_size.value_or(0), command_line};
          print_import(db::import_t4(store, args.file, target), args.file, path);

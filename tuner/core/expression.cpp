@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include "error.hpp"
 
@@ -40,8 +41,14 @@ class Parser {
   std::unique_ptr<Node> parse_all(std::vector<std::size_t>& slots) {
     auto root = parse_conditional();
     skip_space();
-    if (pos_ < text_.size())
-      fail("unexpected '" + std::string(1, text_[pos_]) + "'" + (text_[pos_] == '=' ? " (did you mean '=='?)" : ""));
+    if (pos_ < text_.size()) {
+      const unsigned char c = static_cast<unsigned char>(text_[pos_]);
+      // A byte that is no printable character is named by its code (one line, readable whatever it was).
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02X", c);
+      fail("unexpected " + (std::isprint(c) ? "'" + std::string(1, text_[pos_]) + "'" : "byte " + std::string(code)) +
+           (c == '=' ? " (did you mean '=='?)" : ""));
+    }
     slots = std::move(slots_);
     std::sort(slots.begin(), slots.end());
     slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
@@ -53,7 +60,7 @@ class Parser {
   [[noreturn]] void fail(const std::string& what) const {
     constexpr std::size_t kQuoted = 100;
     const std::string where = pos_ < text_.size() ? "at column " + std::to_string(pos_ + 1) : "at the end";
-    const std::string quoted = text_.size() <= kQuoted ? std::string(text_) : std::string(text_.substr(0, kQuoted)) + "…";
+    const std::string quoted = shortened(text_, kQuoted);  // its head and tail, whole characters, no control bytes
     throw UsageError(std::string(what_) + " '" + quoted + "': " + what + " " + where);
   }
 
@@ -201,7 +208,7 @@ class Parser {
         }
       }
       pos_ = start;
-      fail(std::string(what_ == "constraint" ? "unknown parameter '" : "unknown name '") + std::string(name) + "'");
+      fail(std::string(what_ == "constraint" ? "unknown parameter '" : "unknown name '") + shortened(name, 40) + "'");
     }
     slots_.push_back(*slot);
     auto node = std::make_unique<Node>();
@@ -236,7 +243,7 @@ class Parser {
       max_arguments = SIZE_MAX;
     } else if (name != "ceil_div") {
       pos_ = start;
-      fail("unknown function '" + std::string(name) + "' (functions: ceil_div, min, max, sizeof)");
+      fail("unknown function '" + shortened(name, 40) + "' (functions: ceil_div, min, max, sizeof)");
     }
     auto node = std::make_unique<Node>();
     node->op = op;

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <memory>
 
 #include "core/error.hpp"
 #include "field_text.hpp"
+#include "interchange_kernel_tuner.hpp"
 
 namespace cutune {
 namespace {
@@ -113,57 +115,35 @@ Landscape LandscapeBuilder::build() && {
 }
 
 Landscape read_kernel_tuner_cache(const std::string& path) {
-  const std::string text = read_maybe_gzipped(path);
-  nlohmann::ordered_json file;
-  try {
-    file = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    if (const auto bracket = what.find("] "); what.rfind("[json.exception", 0) == 0 && bracket != std::string::npos)
-      what = what.substr(bracket + 2);
-    throw UsageError("'" + path + "' is not valid JSON: " + what);
-  }
-  auto fail = [&](const std::string& what) { return UsageError("'" + path + "' is not a Kernel Tuner cache file: " + what); };
-  if (!file.is_object() || !file.contains("tune_params") || !file["tune_params"].is_object())
-    throw fail("no 'tune_params' object");
-  if (!file.contains("cache") || !file["cache"].is_object()) throw fail("no 'cache' object");
-
   std::string name = std::filesystem::path(path).filename().string();
   for (const char* suffix : {".gz", ".json"})
     if (name.size() > std::string(suffix).size() && name.ends_with(suffix)) name.resize(name.size() - std::string(suffix).size());
-
-  const auto& params = file["tune_params"];
-  std::vector<std::string> keys;
-  if (file.contains("tune_params_keys") && file["tune_params_keys"].is_array())
-    for (const auto& k : file["tune_params_keys"]) keys.push_back(k.get<std::string>());
-  else
-    for (const auto& [k, values] : params.items()) keys.push_back(k);
-
-  LandscapeBuilder builder(name, file.contains("kernel_name") && file["kernel_name"].is_string()
-                                     ? file["kernel_name"].get<std::string>() : std::string());
-  for (const auto& key : keys) {
-    if (!params.contains(key) || !params[key].is_array() || params[key].empty())
-      throw fail("parameter '" + key + "' has no list of values in 'tune_params'");
-    std::vector<std::string> texts;
-    for (const auto& v : params[key]) texts.push_back(text_of(v));
-    builder.axis(key, std::move(texts));
-  }
-  for (const auto& [key, entry] : file["cache"].items()) {
-    if (!entry.is_object() || !entry.contains("time")) throw fail("cache entry '" + key + "' has no 'time'");
-    std::vector<std::string> texts;
-    for (const auto& param : keys) {
-      if (!entry.contains(param)) throw fail("cache entry '" + key + "' lacks parameter '" + param + "'");
-      texts.push_back(text_of(entry[param]));
+  // What such a file must hold is decided in one place, for tune db import-kt too.
+  try {
+    const auto file = db::interchange::parse_json(read_maybe_gzipped(path), path);
+    const auto cache = db::kernel_tuner::read_cache_file(file, path);
+    std::vector<std::vector<db::interchange::Json>> values;
+    try {
+      values = db::kernel_tuner::parameter_values(file, cache.parameters);
+    } catch (const db::InterchangeError& e) {
+      throw db::InterchangeError(db::interchange::in_quotes(path, 120) + " is not a Kernel Tuner cache file: " + e.what());
     }
-    RecordedEvaluation evaluation{key, std::nullopt, 0};
-    if (entry["time"].is_number()) evaluation.objective = entry["time"].get<double>();  // a string is a failure
-    double cost_ms = 0;
-    for (const char* part : {"compile_time", "verification_time", "benchmark_time"})
-      if (entry.contains(part) && entry[part].is_number()) cost_ms += entry[part].get<double>();
-    evaluation.cost_seconds = cost_ms / 1000.0;
-    builder.record(texts, std::move(evaluation));
+    LandscapeBuilder builder(name, cache.kernel_name.value_or(""));
+    for (std::size_t p = 0; p < cache.parameters.size(); ++p) {
+      std::vector<std::string> texts;
+      for (const auto& v : values[p]) texts.push_back(text_of(v));
+      builder.axis(cache.parameters[p], std::move(texts));
+    }
+    for (const auto& entry : cache.entries) {
+      std::vector<std::string> texts;
+      for (const auto& v : entry.values) texts.push_back(text_of(v));
+      const double cost_ms = entry.compile_ms + entry.verification_ms + entry.benchmark_ms;
+      builder.record(texts, {entry.key, entry.time_ms, std::isfinite(cost_ms) ? cost_ms / 1000.0 : 0.0});
+    }
+    return std::move(builder).build();
+  } catch (const db::InterchangeError& e) {
+    throw UsageError(e.what());
   }
-  return std::move(builder).build();
 }
 
 Landscape landscape_from_results(const std::string& name, const std::vector<db::ProblemResult>& results) {
