@@ -152,3 +152,42 @@ TEST(LookupC, FailuresAreStatusesWithAMessage) {
   EXPECT_EQ(cutune_find(h.db, &no_size, &h.match), CUTUNE_ERROR);
   EXPECT_EQ(cutune_find(h.db, nullptr, &h.match), CUTUNE_ERROR);
 }
+
+// A NULL or empty dtype takes the element type from the element-type field, the family's declared
+// default or the one type its problems are stored with; where none of these says it, the lookup is
+// refused (it was answered with the built-in default).
+TEST(LookupC, ANullOrEmptyDtypeIsRefusedWhereTheDatabaseCannotSayTheType) {
+  TempFolder folder;
+  const std::string path = folder.file("two-types.db");
+  {
+    cutune::db::Store store(path);
+    ResultsBuilder b(store);
+    const auto gpu = b.device("GPU-c", "C GPU", 9, 0);
+    b.result(gpu, "scan", 4096, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.02);
+    b.result(gpu, "scan", 4096, "int64", "algo=warp,block=256,ept=4,vec=4,pad=0", 0.03);
+  }
+  Handles h;
+  ASSERT_EQ(cutune_db_open(path.c_str(), &h.db), CUTUNE_OK) << cutune_last_error();
+  cutune_query q = CUTUNE_QUERY_INIT;
+  q.family = "scan";
+  q.device_uuid = "GPU-c";
+  q.size = 4096;
+  for (const char* dtype : {static_cast<const char*>(nullptr), ""}) {
+    q.dtype = dtype;
+    EXPECT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_ERROR) << "dtype " << (dtype ? "\"\"" : "NULL");
+    EXPECT_EQ(h.match, nullptr);
+    EXPECT_NE(std::string(cutune_last_error()).find("needs the element type"), std::string::npos) << cutune_last_error();
+  }
+  q.dtype = "int64";
+  ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
+  EXPECT_EQ(cutune_match_level(h.match), CUTUNE_LEVEL_EXACT_DEVICE);
+  EXPECT_STREQ(cutune_match_config(h.match), "algo=warp,block=256,ept=4,vec=4,pad=0");
+
+  OneDevice one_type;
+  Handles o;
+  ASSERT_EQ(cutune_db_open(one_type.path.c_str(), &o.db), CUTUNE_OK);
+  q.dtype = nullptr;
+  ASSERT_EQ(cutune_find(o.db, &q, &o.match), CUTUNE_OK) << cutune_last_error();
+  EXPECT_STREQ(cutune_match_match_key(o.match), "type=int32");
+  EXPECT_EQ(cutune_match_level(o.match), CUTUNE_LEVEL_EXACT_DEVICE);
+}

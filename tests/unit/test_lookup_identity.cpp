@@ -340,3 +340,24 @@ TEST(LookupIdentity, TheCApiCarriesFieldsAndChecksStructSizes) {
   EXPECT_NE(std::string(cutune_last_error()).find("unknown problem field 'opp'"), std::string::npos) << cutune_last_error();
   cutune_db_close(handle);
 }
+
+// Queries are cached without their size, so the size that extents given as fields fix is checked
+// on every lookup, also when the answer comes from memory.
+TEST(LookupIdentity, ExtentsAsFieldsAreCheckedAgainstTheSizeOnEveryLookup) {
+  IdentityDb db;
+  const CopyFamily copy;
+  db.result(db.device("GPU-a"), copy, CopyFamily::make_problem(4096), "block=256,ept=4,vec=4", 0.01, 'd');
+  lookup::Database results(db.path);
+  EXPECT_EQ(results.find(query("copy", 0, {{"n", "4096"}}))->matched_size, 4096);
+  EXPECT_EQ(results.find(query("copy", 4096, {{"n", "4096"}}))->matched_size, 4096);
+  try {
+    results.find(query("copy", 100, {{"n", "4096"}}));
+    ADD_FAILURE() << "answered";
+  } catch (const lookup::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not the product of its extents (4096)"), std::string::npos) << e.what();
+  }
+  // Other extents: another query as asked, the same answers.
+  const auto m = results.find(query("copy", 0, {{"n", "8192"}}));
+  EXPECT_EQ(m->matched_size, 4096);
+  EXPECT_NEAR(m->size_distance, std::log(2.0), 1e-12);
+}

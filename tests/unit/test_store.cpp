@@ -361,3 +361,123 @@ TEST(Store, AnOlderResultDoesNotReplaceANewerOne) {
   store.add_result(older);
   EXPECT_DOUBLE_EQ(*store.best_result(device_id, tmpl, problem)->time_ms_median, 1.0);
 }
+
+// ---- schema version 6: precomputed lookup choices and the record of what changed since -----------
+
+namespace {
+
+std::int64_t count_of(sql::Database& db, const std::string& sql) {
+  auto s = db.prepare(sql);
+  s.step();
+  return s.column_int(0);
+}
+
+// A database as cutune left it at schema version 5: one device, one scan problem, two results.
+void create_version_5_database(const std::string& path) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  sql::Database raw(path, sql::Database::Mode::read_write_create);
+  migrate_to(raw, 5);
+  raw.exec(R"sql(
+    INSERT INTO devices (id, name, uuid, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, memory_clock_khz,
+                         bus_width_bits, theoretical_bandwidth_gbs, driver_version, nvrtc_version)
+      VALUES (1, 'NVIDIA H100 80GB HBM3', 'GPU-v5', 9, 0, 132, 1, 1, 1, 1, 1, 13000, '13.0');
+    INSERT INTO templates (id, family, source_hash, source, created_at) VALUES (1, 'scan', 'h', 's', '2026-11-25');
+    INSERT INTO problems (id, family, key, size, dtype, descriptor, match_key)
+      VALUES (1, 'scan', 'n=1024,type=int32', 1024, 'int32', '{"n":1024,"type":"int32"}', 'type=int32');
+    INSERT INTO runs (id, family, device_id, template_id, strategy, seed, budget, command, tool_version, started_at,
+                      finished_at, status)
+      VALUES (1, 'scan', 1, 1, 'brute_force', 1, '', '', 'cutune 0.1.0', '2026-11-25', '2026-11-25', 'finished');
+    INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median,
+                         samples, compile_s, verify_s, benchmark_s, error, launch_json, created_at, elapsed_s)
+      VALUES (1, 1, 1, 1, 'algo=warp', '{}', 'ok', 0.5, 10, 0, 0, 0, '', '[]', '2026-11-25', 1),
+             (1, 1, 1, 1, 'algo=blelloch', '{}', 'ok', 0.7, 10, 0, 0, 0, '', '[]', '2026-11-25', 1);
+  )sql");
+}
+
+}  // namespace
+
+TEST(StoreSchema6, AVersion5DatabaseMigratesAndGetsItsChoices) {
+  TempDb t;
+  create_version_5_database(t.path);
+  Store store(t.path);
+  sql::Database& db = store.database();
+  EXPECT_EQ(schema_version(db), 6);
+  // One choice per size for the device, its name and its compute capability; the family default;
+  // the pair's results in compact form; nothing recorded as changed.
+  auto choices = db.prepare("SELECT rule, devices, size, config FROM choices ORDER BY rule");
+  std::vector<std::string> rows;
+  while (choices.step())
+    rows.push_back(std::to_string(choices.column_int(0)) + " " + choices.column_text(1) + " " +
+                   std::to_string(choices.column_int(2)) + " " + choices.column_text(3));
+  EXPECT_EQ(rows, (std::vector<std::string>{"1 GPU-v5 1024 algo=warp", "2 NVIDIA H100 80GB HBM3 1024 algo=warp",
+                                            "3 9.0 1024 algo=warp"}));
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM family_defaults WHERE config = 'algo=warp'"), 1);
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM choice_pairs"), 1);
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM choice_sets"), 1);
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM changed_results"), 0);
+  EXPECT_EQ(count_of(db, "SELECT value FROM meta WHERE key = 'choices_valid'"), 1);
+  // What the migration left works: a new result is recorded as changed.
+  store.add_result(result(1, 1, 1, 1, "algo=lookback", "ok", 0.1));
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM changed_results WHERE problem_id = 1 AND device_id = 1"), 1);
+}
+
+TEST(StoreSchema6, ReadingAVersion5FileMigratesACopyAndLeavesTheFile) {
+  TempDb t;
+  create_version_5_database(t.path);
+  const std::string before = file_bytes(t.path);
+  {
+    Store store(t.path, Store::Access::read);
+    EXPECT_EQ(schema_version(store.database()), 6);
+    EXPECT_EQ(count_of(store.database(), "SELECT COUNT(*) FROM choices"), 3);
+    const auto best = store.best("scan");
+    ASSERT_EQ(best.size(), 1u);
+    EXPECT_EQ(best[0].config, "algo=warp");
+  }
+  EXPECT_EQ(file_bytes(t.path), before);
+  sql::Database raw(t.path, sql::Database::Mode::read_only);
+  EXPECT_EQ(schema_version(raw), 5);
+}
+
+TEST(StoreSchema6, ChangesAreRecordedAndRegroupingInvalidatesTheChoicesUntilARefresh) {
+  TempDb t;
+  Store store(t.path);
+  sql::Database& db = store.database();
+  const auto valid = [&] { return count_of(db, "SELECT value FROM meta WHERE key = 'choices_valid'"); };
+  const auto changed = [&] { return count_of(db, "SELECT COUNT(*) FROM changed_results"); };
+  EXPECT_EQ(valid(), 1);  // a new database: computed (empty) by its migration
+  const auto device = store.upsert_device(h100());
+  const auto tmpl = store.upsert_template("scan", "h", "s");
+  const auto problem = store.upsert_problem({0, "scan", "n=1024,type=int32", 1024, "int32", "{}"});
+  const auto run = store.begin_run({0, "scan", device, tmpl, "brute_force", 1, "", "", "", "", "", ""});
+  store.add_result(result(run, device, tmpl, problem, "a", "ok", 2.0));
+  store.add_result(result(run, device, tmpl, problem, "b", "ok", 1.0));
+  EXPECT_EQ(changed(), 2);
+  store.refresh_family_defaults();
+  EXPECT_EQ(changed(), 0);
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM choices WHERE config = 'b'"), 3);
+  // Re-measured, failed on a second run, deleted: each recorded; a refresh recomputes and forgets.
+  store.add_result(result(run, device, tmpl, problem, "a", "ok", 0.5));
+  db.exec("UPDATE results SET status = 'wrong_result' WHERE config = 'b'");
+  db.exec("UPDATE results SET elapsed_s = elapsed_s + 1");  // not a column a choice reads
+  EXPECT_EQ(changed(), 2);
+  db.exec("DELETE FROM results WHERE config = 'a'");
+  EXPECT_EQ(changed(), 3);
+  EXPECT_EQ(valid(), 1);
+  store.refresh_family_defaults();
+  EXPECT_EQ(changed(), 0);
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM choices"), 0);
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM choice_pairs"), 0);
+  // Storing a problem again as it was keeps the choices; a new size, or a renamed device, regroups
+  // pairs: the choices may not be used until the next refresh, which recomputes them all.
+  store.upsert_problem({0, "scan", "n=1024,type=int32", 1024, "int32", "{}"});
+  store.upsert_device(h100());
+  EXPECT_EQ(valid(), 1);
+  store.upsert_problem({0, "scan", "n=1024,type=int32", 2048, "int32", "{}"});
+  EXPECT_EQ(valid(), 0);
+  store.refresh_family_defaults();
+  EXPECT_EQ(valid(), 1);
+  DeviceRecord renamed = h100();
+  renamed.name = "NVIDIA H100 PCIe";
+  store.upsert_device(renamed);
+  EXPECT_EQ(valid(), 0);
+}
