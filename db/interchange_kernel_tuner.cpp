@@ -122,17 +122,25 @@ std::string iso_timestamp(double seconds) {
   return text;
 }
 
+// `values` are positive and finite (the readers check): min, max, their stdev (n - 1) and count.
 void set_sample_statistics(ResultRecord& r, const std::vector<double>& values) {
   if (values.empty()) return;
-  double sum = 0, squares = 0;
-  for (double v : values) sum += v;
-  const double mean = sum / static_cast<double>(values.size());
-  for (double v : values) squares += (v - mean) * (v - mean);
+  const double largest = *std::max_element(values.begin(), values.end());
+  const auto stdev_of = [&](double scale) {  // of values / scale, times scale
+    if (values.size() < 2) return 0.0;
+    double sum = 0, squares = 0;
+    for (double v : values) sum += v / scale;
+    const double mean = sum / static_cast<double>(values.size());
+    for (double v : values) squares += (v / scale - mean) * (v / scale - mean);
+    return scale * std::sqrt(squares / static_cast<double>(values.size() - 1));
+  };
+  double stdev = stdev_of(1.0);
+  if (!std::isfinite(stdev)) stdev = stdev_of(largest);  // samples near DBL_MAX overflow the plain sums
+  if (!std::isfinite(stdev)) throw InterchangeError("its samples spread wider than a double holds");
   r.samples = static_cast<int>(std::min<std::size_t>(values.size(), INT32_MAX));
   r.time_ms_min = *std::min_element(values.begin(), values.end());
-  r.time_ms_max = *std::max_element(values.begin(), values.end());
-  const double stdev = values.size() > 1 ? std::sqrt(squares / static_cast<double>(values.size() - 1)) : 0.0;
-  r.time_ms_stdev = std::isfinite(stdev) ? stdev : 0.0;  // samples near DBL_MAX overflow the squares
+  r.time_ms_max = largest;
+  r.time_ms_stdev = stdev;
 }
 
 // ---- where imported results belong --------------------------------------------------------------

@@ -69,18 +69,19 @@ void LandscapeBuilder::axis(std::string name, std::vector<std::string> value_tex
 void LandscapeBuilder::record(const std::vector<std::string>& value_texts, RecordedEvaluation evaluation) {
   const auto& axes = space_.axes();
   if (value_texts.size() != axes.size())
-    throw UsageError(name_ + ": '" + evaluation.key + "' has " + std::to_string(value_texts.size()) + " values for " +
+    throw UsageError(name_ + ": '" + shortened(evaluation.key, 40) + "' has " + std::to_string(value_texts.size()) + " values for " +
                      std::to_string(axes.size()) + " parameters");
   Config config{std::vector<std::int64_t>(axes.size())};
   for (std::size_t a = 0; a < axes.size(); ++a) {
     const auto& texts = texts_[a];
     const auto at = std::find(texts.begin(), texts.end(), value_texts[a]);
     if (at == texts.end())
-      throw UsageError(name_ + ": '" + evaluation.key + "' has " + axes[a].name + " = " + value_texts[a] +
-                       ", not one of its values");
+      throw UsageError(name_ + ": '" + shortened(evaluation.key, 40) + "' has " + shortened(axes[a].name, 40) + " = " +
+                       shortened(value_texts[a], 40) + ", not one of its values");
     config.values[a] = axes[a].values[static_cast<std::size_t>(at - texts.begin())];
   }
-  if (!index_.emplace(config, records_.size()).second) throw UsageError(name_ + ": '" + evaluation.key + "' is recorded twice");
+  if (!index_.emplace(config, records_.size()).second)
+    throw UsageError(name_ + ": '" + shortened(evaluation.key, 40) + "' is recorded twice");
   records_.push_back(std::move(evaluation));
 }
 
@@ -152,7 +153,7 @@ Landscape landscape_from_results(const std::string& name, const std::vector<db::
     try {
       return parse_named_values(config);
     } catch (const UsageError& e) {
-      throw UsageError(name + ": stored config '" + config + "': " + e.what());
+      throw UsageError(name + ": stored config '" + shortened(config, 60) + "': " + e.what());
     }
   };
   if (results.empty()) throw UsageError(name + ": no results stored");
