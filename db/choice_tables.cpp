@@ -89,6 +89,11 @@ std::uint64_t get(const char* at, int bytes) {
 constexpr std::size_t kMeasurementBytes = 4 + 8 + 8;  // config index, quantised log time, result id
 constexpr std::size_t kTotalBytes = 4 + 8;            // coverage, sum of log ratios
 
+// A changed pair is patched (its changed results read one by one) while its changes are fewer
+// than its precomputed measurements over this, else read again whole: a result read by id costs
+// about as much as this many read in a scan of the pair.
+constexpr std::int64_t kPatchShare = 8;
+
 std::vector<unsigned char> encode_measurements(const std::vector<Measurement>& measurements) {
   std::vector<unsigned char> out;
   out.reserve(measurements.size() * kMeasurementBytes);
@@ -269,7 +274,7 @@ void compute_key(sql::Database& db, const std::unordered_map<std::int64_t, Devic
     std::unordered_map<std::string, std::uint32_t> text_index;
     Cursor s(db, R"sql(
       SELECT r.problem_id, r.device_id, p.size, r.id, r.config, r.time_ms_median
-      FROM problems p JOIN results r ON r.problem_id = p.id
+      FROM problems p JOIN results r INDEXED BY results_by_pair ON r.problem_id = p.id
       WHERE p.family = ?1 AND p.match_key = ?2 AND p.size > 0 AND r.status = 'ok' AND r.time_ms_median > 0)sql");
     s.bind(1, family).bind(2, match_key);
     while (s.step()) {
@@ -414,7 +419,9 @@ struct ChoiceReader::Impl {
   // The pairs of the match key whose results changed since the refresh, with how many changes
   // (counting a result that changed twice twice).
   struct Changed {
-    std::int64_t problem_id, device_id, size, changes;
+    std::int64_t problem_id, device_id, size;
+    std::int64_t changes;  // counted up to stored / kPatchShare + 1
+    std::int64_t stored;   // measurements precomputed for the pair
   };
   std::vector<Changed> changed;
   std::optional<std::unordered_map<std::int64_t, DeviceRow>> devices;
@@ -430,11 +437,32 @@ struct ChoiceReader::Impl {
       : db(d), schema_version(version), family(std::move(f)), match_key(std::move(k)) {
     precomputed = schema_version >= 6 && meta_value(db, "choices_valid", 0) == 1;
     if (!precomputed) return;
-    Cursor s(db, R"sql(
-      SELECT c.problem_id, c.device_id, p.size, COUNT(*) FROM problems p JOIN changed_results c ON c.problem_id = p.id
-      WHERE p.family = ?1 AND p.match_key = ?2 AND p.size > 0 GROUP BY c.problem_id, c.device_id)sql");
-    s.bind(1, family).bind(2, match_key);
-    while (s.step()) changed.push_back({s.integer(0), s.integer(1), s.integer(2), s.integer(3)});
+    // The changed pairs, found by seeking from device to device in each problem's changes (a
+    // tuning run that has not refreshed yet may have left a hundred thousand), and counted only as
+    // far as current_pair() needs to choose between patching and reading the pair again.
+    Cursor problems(db, "SELECT id, size FROM problems WHERE family = ?1 AND match_key = ?2 AND size > 0 ORDER BY id");
+    problems.bind(1, family).bind(2, match_key);
+    Cursor next_device(db, R"sql(
+      SELECT device_id FROM changed_results WHERE problem_id = ?1 AND device_id > ?2 ORDER BY device_id LIMIT 1)sql");
+    Cursor stored_count(db, "SELECT length(measurements) FROM choice_pairs WHERE problem_id = ?1 AND device_id = ?2");
+    Cursor count(db, "SELECT COUNT(*) FROM (SELECT 1 FROM changed_results WHERE problem_id = ?1 AND device_id = ?2 LIMIT ?3)");
+    while (problems.step()) {
+      const std::int64_t problem_id = problems.integer(0), size = problems.integer(1);
+      for (std::int64_t device_id = -1;;) {
+        next_device.bind(1, problem_id).bind(2, device_id);
+        const bool found = next_device.step();
+        if (found) device_id = next_device.integer(0);
+        next_device.reset();
+        if (!found) break;
+        stored_count.bind(1, problem_id).bind(2, device_id);
+        const std::int64_t stored = stored_count.step() ? stored_count.integer(0) / static_cast<std::int64_t>(kMeasurementBytes) : 0;
+        stored_count.reset();
+        count.bind(1, problem_id).bind(2, device_id).bind(3, stored / kPatchShare + 1);
+        count.step();
+        changed.push_back({problem_id, device_id, size, count.integer(0), stored});
+        count.reset();
+      }
+    }
   }
 
   const DeviceRow* device(std::int64_t id) {
@@ -479,9 +507,9 @@ struct ChoiceReader::Impl {
     pair.problem_id = c.problem_id;
     pair.device_id = c.device_id;
     pair.size = c.size;
-    if (c.changes * 8 >= static_cast<std::int64_t>(before.measurements.size())) {
+    if (c.changes > c.stored / kPatchShare) {
       Cursor s(db, R"sql(
-        SELECT config, time_ms_median, id FROM results
+        SELECT config, time_ms_median, id FROM results INDEXED BY results_by_pair
         WHERE problem_id = ?1 AND device_id = ?2 AND status = 'ok' AND time_ms_median > 0 ORDER BY config)sql");
       s.bind(1, c.problem_id).bind(2, c.device_id);
       while (s.step()) pair.measurements.push_back({configs->index_of(s.text(0)), quantised_log(s.real(1)), s.integer(2), s.real(1)});

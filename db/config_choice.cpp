@@ -8,11 +8,14 @@ namespace cutune::db {
 std::int64_t quantised_log(double ms) { return std::llround(std::log(ms) * 4294967296.0); }
 
 void sort_measurements(std::vector<Measurement>& measurements) {
-  std::sort(measurements.begin(), measurements.end(), [](const Measurement& a, const Measurement& b) {
+  const auto order = [](const Measurement& a, const Measurement& b) {
     if (a.config != b.config) return a.config < b.config;
     if (a.log_ms != b.log_ms) return a.log_ms < b.log_ms;
     return a.result_id < b.result_id;
-  });
+  };
+  // A pair read in config order usually is in order already.
+  if (!std::is_sorted(measurements.begin(), measurements.end(), order))
+    std::sort(measurements.begin(), measurements.end(), order);
 }
 
 std::string_view ConfigList::text(std::uint32_t index) const {

@@ -1,6 +1,8 @@
 /* cutune lookup, C API: the best launch configuration of a kernel family for a device and problem,
  * from a cutune results database, for C programs and foreign-function interfaces. It mirrors
- * cutune/lookup.hpp; see there for the fallback levels.
+ * cutune/lookup.hpp; see there for the fallback levels and the cache (the first lookup of a family,
+ * device and problem fields reads what every size needs; later ones, for any size, are answered from
+ * memory). The README ("Applications: cutune::lookup") has a complete C program; CI compiles it.
  *
  *   cutune_db* db;
  *   if (cutune_db_open("cutune.db", &db) != CUTUNE_OK) fprintf(stderr, "%s\n", cutune_last_error());
@@ -70,7 +72,11 @@ typedef struct {
   const char* device_name; /* may be NULL or "" */
   int cc_major, cc_minor;  /* 0, 0: unknown */
   int64_t size;            /* problem size, elements */
-  const char* dtype;       /* element type, e.g. "int32"; may be NULL and given as a field instead */
+  /* Element type, e.g. "int32". NULL or "": the element-type field in `fields`, else its declared
+   * default; for a family stored without a problem schema, the one element type its problems have.
+   * Where none of these says it, cutune_find refuses the query (CUTUNE_ERROR) rather than answer
+   * with the built-in default. cutune_match_match_key shows the type that answered. */
+  const char* dtype;
   const cutune_field* fields;
   size_t field_count;
 } cutune_query;
@@ -139,6 +145,10 @@ CUTUNE_LOOKUP_C_API double cutune_match_size_distance(const cutune_match* match)
 CUTUNE_LOOKUP_C_API double cutune_match_time_ms(const cutune_match* match);       /* NAN when not measured */
 /* 0 when the result's outputs were never checked against a reference (a kernel spec without one). */
 CUTUNE_LOOKUP_C_API int cutune_match_verified(const cutune_match* match);
+
+/* The architecture name of a compute capability, "sm_90" for 9.0, into `arch` (at least 8 bytes).
+ * CUTUNE_ERROR for one that no GPU has (0.0, a minor above 9) or a buffer too small. */
+CUTUNE_LOOKUP_C_API cutune_status cutune_arch_of(int cc_major, int cc_minor, char* arch, size_t size);
 
 /* The stored cubin of the query's best config for `arch` ("sm_90"), or CUTUNE_NOT_FOUND with the
  * reason in cutune_last_error(), so the caller can compile the template instead. */

@@ -402,7 +402,8 @@ struct Database::Impl {
       plan->basis = "every stored device and size";
       plan->ties_to_faster = true;
       auto rows = db.prepare(R"sql(
-        SELECT r.id, p.size, r.time_ms_median FROM results r JOIN problems p ON p.id = r.problem_id
+        SELECT r.id, p.size, r.time_ms_median FROM results r INDEXED BY results_ok_by_config
+        JOIN problems p ON p.id = r.problem_id
         WHERE r.config = ?1 AND r.status = 'ok' AND r.time_ms_median > 0 AND p.family = ?2 AND p.match_key = ?3
           AND p.size > 0)sql");
       rows.bind(1, *config).bind(2, q.family).bind(3, match_key);

@@ -8,10 +8,14 @@
 // answer says how good the match is, so the application can decide whether to trust it or tune.
 //
 //   cutune::lookup::Database results("/path/cutune.db");   // read-only
-//   auto match = results.find({"scan", {uuid, name, 9, 0}, {n, "int32"}});
+//   cutune::lookup::Query scan{"scan", {uuid, name, 9, 0}, {n, "int32"}};
+//   auto match = results.find(scan);
 //   auto sum = results.find({"reduce", {uuid, name, 9, 0}, {n, "float32", {{"op", "sum"}}}});
 //   match->integer("block"), match->steps (memsets and launches), match->level, match->size_distance
-//   auto cubin = results.cubin(query, "sm_90");              // empty + reason when none fits
+//   auto cubin = results.cubin(scan, cutune::lookup::arch_of(9, 0));  // empty + reason when none fits
+//
+// The README ("Applications: cutune::lookup") has a complete program in C++ and one in C; CI
+// compiles both against this library.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -55,7 +59,12 @@ struct Field {
 // default; a field without a default must be given. `tune db families` lists each family's fields.
 struct ProblemDescriptor {
   std::int64_t size = 0;  // elements (product of the extents); 0: computed from extents in `fields`
-  std::string dtype;      // the element type (the family's first element-type field); may be in `fields` instead
+  // The element type (the family's first element-type field). Empty: the element-type field in
+  // `fields`, else its declared default; for a family stored without a problem schema (imported
+  // results), the one element type its problems are stored with (none, for Kernel Tuner imports).
+  // Where none of these says it, find() refuses the query (Error) rather than answer with the
+  // built-in default. Match::match_key shows the type that answered.
+  std::string dtype;
   std::vector<Field> fields;
 };
 
@@ -153,17 +162,24 @@ class CUTUNE_LOOKUP_API Database {
   Database(const Database&) = delete;  // owns the connection and the cache
   Database& operator=(const Database&) = delete;
 
-  // The best config for the query, through the fallback levels. Answers are cached per query for
-  // the life of this object (results stored later are not seen; see clear_cache). Thread-safe.
+  // The best config for the query, through the fallback levels. The first lookup of a family,
+  // device and problem fields (all but the size) reads what every stored size of its level needs
+  // (a millisecond or so; see bench/RESULTS.md); later ones, for any size, are answered from memory
+  // (well under a microsecond) for the life of this object: results stored later are not seen until
+  // clear_cache(). The cache is bounded: at most 4096 queries as asked (without their size) and
+  // 1024 (family, device, match key) entries, whatever sizes are asked. A database of schema
+  // version 4 or 5 has no precomputed choices: each size of a level is then scored on the spot
+  // the first time it is the nearest. Thread-safe.
   // Throws Error for a bad query (empty family, size ≤ 0, a field the family does not declare, a
-  // value it does not take, a field without default left out) or a family with neither stored
-  // results nor a built-in default.
+  // value it does not take, a field without default left out, an element type nothing says; see
+  // ProblemDescriptor::dtype) or a family with neither stored results nor a built-in default.
   std::shared_ptr<const Match> find(const Query& query);
 
   // The stored cubin of find(query)'s config for `arch` ("sm_90"): the exact architecture, else
   // the newest earlier minor of the same major. Never throws for a missing cubin; see Cubin::reason.
   Cubin cubin(const Query& query, const std::string& arch);
 
+  // Forgets every answer and stored problem schema: the next lookups read the database again.
   void clear_cache();
 
  private:

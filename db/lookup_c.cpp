@@ -198,6 +198,17 @@ double cutune_match_time_ms(const cutune_match* m) {
   return m->match->time_ms ? *m->match->time_ms : std::numeric_limits<double>::quiet_NaN();
 }
 
+cutune_status cutune_arch_of(int cc_major, int cc_minor, char* arch, size_t size) {
+  return guarded([&] {
+    if (!arch) return fail(CUTUNE_ERROR, "cutune_arch_of: arch must not be NULL");
+    const std::string name = cutune::lookup::arch_of(cc_major, cc_minor);
+    if (name.size() >= size)
+      return fail(CUTUNE_ERROR, "cutune_arch_of: " + std::to_string(size) + " bytes cannot hold \"" + name + "\"");
+    std::memcpy(arch, name.c_str(), name.size() + 1);
+    return CUTUNE_OK;
+  });
+}
+
 cutune_status cutune_find_cubin(cutune_db* db, const cutune_query* query, const char* arch, cutune_cubin** cubin) {
   return guarded([&] {
     if (!db || !query || !arch || !cubin) return fail(CUTUNE_ERROR, "cutune_find_cubin: arguments must not be NULL");

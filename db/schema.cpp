@@ -188,7 +188,7 @@ ALTER TABLE results ADD COLUMN measured_on TEXT NOT NULL DEFAULT '';
 // one.) The index
 // reads one pair's successful results in config order without touching the table.
 constexpr const char* kSchemaV5ToV6 = R"sql(
-CREATE INDEX results_ok_by_pair ON results (problem_id, device_id, config, time_ms_median) WHERE status = 'ok';
+CREATE INDEX results_by_pair ON results (problem_id, device_id, status, config, time_ms_median);
 CREATE TABLE choices (
   family TEXT NOT NULL,
   match_key TEXT NOT NULL,

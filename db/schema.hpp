@@ -27,7 +27,7 @@ namespace cutune::db {
 //    dictionary and scores per match key (`choice_sets`), and triggers on results record what
 //    changed since (`changed_results`, per (problem, device); they replace the results_version
 //    triggers), so that a reader corrects only what changed. meta.choices_valid says whether the
-//    tables may be used. An index on results (problem_id, device_id, config, time) for ok results.
+//    tables may be used. An index on results (problem_id, device_id, status, config, time).
 //    The migration computes the tables.
 inline constexpr int kSchemaVersion = 6;
 // The oldest version the lookup library reads. Versions 4 and 5 have no precomputed choices but the

@@ -191,3 +191,19 @@ TEST(LookupC, ANullOrEmptyDtypeIsRefusedWhereTheDatabaseCannotSayTheType) {
   EXPECT_STREQ(cutune_match_match_key(o.match), "type=int32");
   EXPECT_EQ(cutune_match_level(o.match), CUTUNE_LEVEL_EXACT_DEVICE);
 }
+
+// The C side of lookup::arch_of: no "sm_00" for a device whose compute capability is unknown.
+TEST(LookupC, ArchOfRefusesComputeCapabilitiesNoGpuHas) {
+  char arch[16] = "unchanged";
+  ASSERT_EQ(cutune_arch_of(9, 0, arch, sizeof arch), CUTUNE_OK) << cutune_last_error();
+  EXPECT_STREQ(arch, "sm_90");
+  ASSERT_EQ(cutune_arch_of(12, 0, arch, sizeof arch), CUTUNE_OK);
+  EXPECT_STREQ(arch, "sm_120");
+  EXPECT_EQ(cutune_arch_of(0, 0, arch, sizeof arch), CUTUNE_ERROR);
+  EXPECT_NE(std::string(cutune_last_error()).find("compute capability 0.0"), std::string::npos) << cutune_last_error();
+  EXPECT_EQ(cutune_arch_of(9, 10, arch, sizeof arch), CUTUNE_ERROR);
+  EXPECT_EQ(cutune_arch_of(9, 0, arch, 5), CUTUNE_ERROR);  // "sm_90" needs 6 bytes
+  EXPECT_NE(std::string(cutune_last_error()).find("cannot hold"), std::string::npos) << cutune_last_error();
+  EXPECT_EQ(cutune_arch_of(9, 0, nullptr, 16), CUTUNE_ERROR);
+  EXPECT_STREQ(arch, "sm_120");
+}
