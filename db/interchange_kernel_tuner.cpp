@@ -364,7 +364,7 @@ ImportSummary import_kernel_tuner(Store& store, const std::string& path, const I
   } catch (const InterchangeError& e) {
     throw InterchangeError(in_quotes(path, 120) + ": " + e.what());
   }
-  if (!target.family.empty()) origin.family = target.family;
+  if (!target.family.empty()) origin.family = text_value("--family", Json(target.family), Text::name);
   return import_in_transaction(store, path, [&](ImportSummary& summary, std::string& where) {
     where = "header";
     Timeline timeline;
@@ -538,7 +538,7 @@ ImportSummary import_t4(Store& store, const std::string& path, const ImportTarge
                                "pass --family and --device-name");
       if (target.problem_size < 0)
         throw InterchangeError("the problem size " + std::to_string(target.problem_size) + " is not a positive number");
-      origin.device.name = target.device_name;
+      origin.device.name = text_value("--device-name", Json(target.device_name), Text::name);
       origin.device.uuid = synthetic_device_uuid(target.device_name);
       Json names = Json::array();
       for (const auto& [name, value] : results.front().configuration.items()) names.push_back(name);
@@ -550,7 +550,7 @@ ImportSummary import_t4(Store& store, const std::string& path, const ImportTarge
   } catch (const InterchangeError& e) {
     throw InterchangeError(in_quotes(path, 120) + ": " + e.what());
   }
-  if (!target.family.empty()) origin.family = target.family;
+  if (!target.family.empty()) origin.family = text_value("--family", Json(target.family), Text::name);
   return import_in_transaction(store, path, [&](ImportSummary& summary, std::string& where) {
     where = "header";
     Timeline timeline;

@@ -575,6 +575,9 @@ TEST(FuzzedKernelTuner, HeaderValuesThatMakeNoSenseAreRefused) {
   // Without kernel_name or device_name (and no cutune section) the file does not say what it measured.
   m = v.kernel_tuner("anonymous.json", R"({"tune_params_keys": ["a"], "cache": {"1": {"time": 1.5}}})");
   EXPECT_TRUE(has(m, "\"kernel_name\" is missing")) << m;
+  // --family is held to the same rules as the file's names.
+  m = v.refusal([&] { import_kernel_tuner(v.store, v.write("family.json", kt_file(cache)), {"two\nlines"}); });
+  EXPECT_TRUE(has(m, "\"--family\" is 'two lines', not a name without control characters")) << m;
 }
 
 TEST(FuzzedKernelTuner, DeepNestingIsRefusedBeforeItCanOverflowTheStack) {
