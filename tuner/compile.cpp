@@ -4,11 +4,14 @@
 #include "core/limits.hpp"
 #include "family.hpp"
 
+#include <fcntl.h>
 #include <nvrtc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -179,33 +182,62 @@ Compiled CompileCache::compile_one(const CompileRequest& request) const {
   return fresh;
 }
 
-std::vector<Compiled> CompileCache::compile_all(const std::vector<CompileRequest>& requests, int jobs) const {
+std::vector<Compiled> CompileCache::compile_all(const std::vector<CompileRequest>& requests, int jobs,
+                                               const CompileProgress& on_progress) const {
   std::vector<std::size_t> missing;
   for (std::size_t i = 0; i < requests.size(); ++i)
     if (!find(compile_key(requests[i]))) missing.push_back(i);
+  const auto report = [&](std::size_t done) {
+    if (on_progress) on_progress(done, missing.size());
+  };
 
+  std::size_t done = 0;
   if (enabled() && jobs > 1 && missing.size() > 1) {
     // Each child compiles every jobs-th missing request into the cache and exits; the parent
     // then reads everything back from the cache. Children touch neither CUDA nor the database.
+    // Each child writes a byte to `finished` per compile, so that the parent can show progress;
+    // the pipe reaches end of file when the last child is gone.
+    int finished[2];
+    if (pipe2(finished, O_CLOEXEC) != 0) throw Error(std::string("cannot create a pipe for the compile processes: ") + std::strerror(errno));
     std::vector<pid_t> children;
     const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(jobs), missing.size());
     for (std::size_t w = 0; w < workers; ++w) {
       const pid_t pid = fork();
       if (pid == 0) {
+        close(finished[0]);
         for (std::size_t i = w; i < missing.size(); i += workers) {
           const auto& request = requests[missing[i]];
           put(compile_key(request), compile(request));
+          const char one = 1;
+          (void)!write(finished[1], &one, 1);
         }
         _exit(0);
       }
       if (pid > 0) children.push_back(pid);
     }
+    close(finished[1]);
+    char bytes[64];
+    for (ssize_t got; (got = read(finished[0], bytes, sizeof bytes)) != 0;) {
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) break;
+      done += static_cast<std::size_t>(got);
+      report(done);
+    }
+    close(finished[0]);
     for (pid_t child : children) waitpid(child, nullptr, 0);
   }
 
+  // Everything is in the cache now, unless the cache is off or there was one job: then the
+  // missing requests compile here, one by one.
+  std::vector<bool> compiles_here(requests.size(), false);
+  if (done == 0)
+    for (std::size_t i : missing) compiles_here[i] = true;
   std::vector<Compiled> results;
   results.reserve(requests.size());
-  for (const auto& request : requests) results.push_back(compile_one(request));  // hits, or serial fallback
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    results.push_back(compile_one(requests[i]));
+    if (compiles_here[i]) report(++done);
+  }
   return results;
 }
 

@@ -4,6 +4,7 @@
 // key over source, options, architecture and NVRTC version, and batches compile in parallel
 // worker processes, since NVRTC scales across processes but not across threads.
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,11 @@ class CompileCache {
   bool enabled() const { return !folder_.empty(); }
 
   // Compiles and caches (in `jobs` worker processes when the cache is enabled) every request
-  // not already cached; returns the results in request order.
-  std::vector<Compiled> compile_all(const std::vector<CompileRequest>& requests, int jobs) const;
+  // not already cached; returns the results in request order. `on_progress(done, total)` hears of
+  // each compile as it finishes (total: the requests not cached).
+  using CompileProgress = std::function<void(std::size_t done, std::size_t total)>;
+  std::vector<Compiled> compile_all(const std::vector<CompileRequest>& requests, int jobs,
+                                    const CompileProgress& on_progress = {}) const;
   Compiled compile_one(const CompileRequest& request) const;
 
  private:

@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/progress.hpp"
 #include "compile_pool.hpp"
 #include "evaluate.hpp"
 #include "scheduler.hpp"
@@ -46,37 +47,6 @@ class InterruptGuard {
 
  private:
   void (*previous_)(int) = SIG_DFL;
-};
-
-std::string format_duration(double seconds) {
-  if (seconds < 0) return "?";
-  const auto s = static_cast<long long>(seconds + 0.5);
-  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
-}
-
-// One line, rewritten in place on a terminal; on a pipe, a line every few seconds.
-class Progress {
- public:
-  explicit Progress(bool enabled) : enabled_(enabled), tty_(isatty(STDERR_FILENO)) {}
-  void update(const std::string& text, bool force = false) {
-    if (!enabled_) return;
-    const auto now = Clock::now();
-    if (!force && now - last_ < (tty_ ? std::chrono::milliseconds(100) : std::chrono::seconds(5))) return;
-    last_ = now;
-    if (tty_)
-      std::cerr << "\r\033[K" << text << std::flush;
-    else
-      std::cerr << text << '\n';
-  }
-  void finish() {
-    if (enabled_ && tty_) std::cerr << '\n';
-  }
-
- private:
-  bool enabled_, tty_;
-  Clock::time_point last_{};
 };
 
 // The time a run has left, from what configs of each problem cost as measured: large problems cost
@@ -283,7 +253,7 @@ SessionResult Session::run() {
     lanes.push_back(workers.back().get());
   }
   result.gpus = static_cast<int>(lanes.size());
-  Progress progress(options_.progress);
+  ProgressLine progress(options_.progress);
   const std::size_t per_problem = options_.budget.max_evals
                                       ? std::min<std::size_t>(space_size, static_cast<std::size_t>(*options_.budget.max_evals))
                                       : space_size;

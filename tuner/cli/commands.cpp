@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/progress.hpp"
 #include "db_commands.hpp"
 #include "device.hpp"
 #include "family.hpp"
@@ -204,7 +205,11 @@ int compile_only(const TuneArgs& args) {
     std::vector<CompileRequest> requests;
     for (const auto& config : configs) requests.push_back(compile_request(family, source, space, config, problem, limits.arch()));
     const auto started = std::chrono::steady_clock::now();
-    const auto results = cache.compile_all(requests, args.jobs.value_or(default_jobs()));
+    ProgressLine progress(!args.quiet);
+    const std::string what = fmt::format("{} {} {}", family.name(), limits.arch(), problem.dtype());
+    const auto results = cache.compile_all(requests, args.jobs.value_or(default_jobs()),
+                                           [&](std::size_t done, std::size_t total) { progress.count(what, done, total, "compiled"); });
+    progress.finish();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     int ok = 0, failed = 0;
     for (std::size_t i = 0; i < results.size(); ++i) {
@@ -506,6 +511,7 @@ int strategy_bench(const TuneArgs& args) {
   options.threads = default_jobs();
   options.leave_one_out = args.leave_one_out;
   options.warm_start = args.warm_pairs;
+  options.progress = !args.quiet;
   print_strategy_bench(std::cout, run_strategy_bench(options), options);
   return 0;
 }

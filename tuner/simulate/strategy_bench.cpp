@@ -7,11 +7,13 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <ostream>
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/progress.hpp"
 #include "score.hpp"
 #include "strategies/strategy.hpp"
 
@@ -166,12 +168,22 @@ StrategyBenchReport run_strategy_bench(const StrategyBenchOptions& options) {
   const std::size_t runs_per_strategy = (landscapes.size() + report.pairs.size()) * repeats;
   const std::size_t jobs = strategies * runs_per_strategy;
   std::atomic<std::size_t> next{0};
+  std::size_t finished = 0;
+  std::mutex progress_mutex;
+  ProgressLine progress(options.progress);
   auto worker = [&] {
     for (std::size_t job; (job = next++) < jobs;) {
+      const auto count_done = [&] {
+        std::lock_guard lock(progress_mutex);
+        progress.count("strategy bench", ++finished, jobs, "simulations");
+      };
       const std::size_t s = job / runs_per_strategy, run = job % runs_per_strategy;
       const std::size_t slot = run / repeats, r = run % repeats;
       const bool warm = slot >= landscapes.size();
-      if (warm && report.warm_scores[s].empty()) continue;
+      if (warm && report.warm_scores[s].empty()) {
+        count_done();
+        continue;
+      }
       const std::size_t l = warm ? report.pairs[slot - landscapes.size()].target : slot;
       SimulationOptions simulation;
       simulation.budget.time_limit_seconds = baselines[l].budget_seconds();
@@ -186,12 +198,14 @@ StrategyBenchReport run_strategy_bench(const StrategyBenchOptions& options) {
         seconds[s][l * repeats + r] = result.strategy_seconds;
         evaluated[s][l * repeats + r] = result.evaluations.size();
       }
+      count_done();
     }
   };
   std::vector<std::jthread> threads;
   for (int t = 1; t < std::max(1, options.threads); ++t) threads.emplace_back(worker);
   worker();
   threads.clear();  // joins
+  progress.finish();
   for (std::size_t s = 0; s < strategies; ++s) {
     report.strategy_seconds.push_back(std::accumulate(seconds[s].begin(), seconds[s].end(), 0.0));
     report.evaluations.push_back(std::accumulate(evaluated[s].begin(), evaluated[s].end(), std::size_t{0}));

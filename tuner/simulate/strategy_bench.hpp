@@ -21,6 +21,7 @@ struct StrategyBenchOptions {
   int threads = 1;
   bool leave_one_out = false;
   bool warm_start = false;
+  bool progress = false;                 // a progress line on stderr (core/progress.hpp)
 };
 
 // "a=1,2 b=x" → every combination as its own spec of `name`; throws UsageError for bad text or
