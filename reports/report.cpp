@@ -3,11 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
+#include <bit>
+#include <cctype>
 #include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
+#include <set>
 
 #include "report_assets.hpp"
 #include "schema.hpp"
@@ -17,13 +22,90 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+static_assert(std::endian::native == std::endian::little, "packed report columns are written little-endian");
+
 // Failure messages can be whole NVRTC logs; the report keeps enough to diagnose.
 constexpr std::size_t kMessageLimit = 4000;
 constexpr std::size_t kMessagesPerGroup = 20;
+constexpr std::size_t kAnomalyExamples = 3;
+
+// An ok result whose time lies outside the range of its own samples: the source's time is not a
+// statistic of the samples it recorded (cutune's median never is; an imported file's may be).
+constexpr const char* kOutsideRange =
+    "(status = 'ok' AND time_ms_median IS NOT NULL AND time_ms_min IS NOT NULL AND time_ms_max IS NOT NULL AND "
+    "(time_ms_median < time_ms_min * (1 - 1e-9) OR time_ms_median > time_ms_max * (1 + 1e-9)))";
 
 json optional_number(const sql::Statement& s, int column) {
   return s.is_null(column) ? json(nullptr) : json(s.column_double(column));
 }
+
+std::string first_lines(const std::string& text) {
+  return text.size() <= kMessageLimit ? text : text.substr(0, kMessageLimit) + "\n… (truncated)";
+}
+
+std::string base64(const std::string& bytes) {
+  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const auto byte = [&](std::size_t k) { return k < bytes.size() ? static_cast<unsigned char>(bytes[k]) : 0u; };
+    const unsigned triple = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
+    out += kDigits[triple >> 18 & 63];
+    out += kDigits[triple >> 12 & 63];
+    out += i + 1 < bytes.size() ? kDigits[triple >> 6 & 63] : '=';
+    out += i + 2 < bytes.size() ? kDigits[triple & 63] : '=';
+  }
+  return out;
+}
+
+// A column of numbers for the page: floats as float32 (NaN for none), integers in the narrowest of
+// u8, u16 or i32 that holds them. {"type": …, "data": base64 of the little-endian values}.
+class FloatColumn {
+ public:
+  void push(std::optional<double> value) {
+    const float f = value ? static_cast<float>(*value) : std::numeric_limits<float>::quiet_NaN();
+    any_ = any_ || value.has_value();
+    char raw[sizeof f];
+    std::memcpy(raw, &f, sizeof f);
+    bytes_.append(raw, sizeof f);
+  }
+  bool any() const { return any_; }
+  json packed() const { return {{"type", "f32"}, {"data", base64(bytes_)}}; }
+
+ private:
+  std::string bytes_;
+  bool any_ = false;
+};
+
+class IntColumn {
+ public:
+  void push(std::int64_t value) {
+    values_.push_back(value);
+    low_ = std::min(low_, value);
+    high_ = std::max(high_, value);
+  }
+  json packed() const {
+    std::string bytes;
+    const auto append = [&bytes](auto v) {
+      char raw[sizeof v];
+      std::memcpy(raw, &v, sizeof v);
+      bytes.append(raw, sizeof v);
+    };
+    const char* type = low_ >= 0 && high_ < 256 ? "u8" : low_ >= 0 && high_ < 65536 ? "u16" : "i32";
+    for (const std::int64_t v : values_) {
+      if (type[1] == '8') append(static_cast<std::uint8_t>(v));
+      else if (type[1] == '1') append(static_cast<std::uint16_t>(v));
+      else append(static_cast<std::int32_t>(std::clamp<std::int64_t>(v, INT32_MIN, INT32_MAX)));
+    }
+    return {{"type", type}, {"data", base64(bytes)}};
+  }
+
+ private:
+  std::vector<std::int64_t> values_;
+  std::int64_t low_ = 0, high_ = 0;
+};
+
+bool imported_by_name(const std::string& uuid) { return uuid.rfind("kernel-tuner-", 0) == 0; }
 
 json device_json(sql::Database& db, std::int64_t device_id) {
   auto s = db.prepare(
@@ -32,63 +114,207 @@ json device_json(sql::Database& db, std::int64_t device_id) {
       "FROM devices WHERE id = ?1");
   s.bind(1, device_id);
   if (!s.step()) throw sql::DbError("no device with id " + std::to_string(device_id));
-  return {{"name", s.column_text(0)},
-          {"uuid", s.column_text(1)},
-          {"compute_capability", fmt::format("{}.{}", s.column_int(2), s.column_int(3))},
-          {"sm_count", s.column_int(4)},
-          {"memory_bytes", s.column_int(5)},
-          {"l2_bytes", s.column_int(6)},
-          {"memory_clock_khz", s.column_int(7)},
-          {"bus_width_bits", s.column_int(8)},
-          {"theoretical_bandwidth_gbs", s.column_double(9)},
-          {"driver_version", s.column_int(10)},
-          {"nvrtc_version", s.column_text(11)},
+  // A device imported from a file that names it only (Kernel Tuner, T4) has zeros for everything
+  // else: the page shows those as unknown, never as measured zeros.
+  const auto positive = [&](int column) { return s.column_double(column) > 0 ? json(s.column_int(column)) : json(nullptr); };
+  const auto text = [&](int column) { return s.column_text(column).empty() ? json(nullptr) : json(s.column_text(column)); };
+  const std::string uuid = s.column_text(1);
+  return {{"id", device_id},
+          {"name", s.column_text(0)},
+          {"uuid", uuid},
+          {"known_by_name_only", imported_by_name(uuid)},
+          {"compute_capability", s.column_int(2) > 0 ? json(fmt::format("{}.{}", s.column_int(2), s.column_int(3))) : json(nullptr)},
+          {"sm_count", positive(4)},
+          {"memory_bytes", positive(5)},
+          {"l2_bytes", positive(6)},
+          {"memory_clock_khz", positive(7)},
+          {"bus_width_bits", positive(8)},
+          {"theoretical_bandwidth_gbs", s.column_double(9) > 0 ? json(s.column_double(9)) : json(nullptr)},
+          {"driver_version", positive(10)},
+          {"nvrtc_version", text(11)},
           {"copy_bandwidth_gbs", optional_number(s, 12)},
-          {"copy_bandwidth_measured_at", s.column_text(13)}};
+          {"copy_bandwidth_measured_at", text(13)}};
 }
 
-json runs_json(sql::Database& db, const Selection& sel) {
+// How a run's results were measured, from what created the run (db/interchange_kernel_tuner.cpp
+// names imported runs by their strategy) and whether its device is real or known by name only (a
+// file that cutune exported carries the real device and cutune's own measurements).
+json provenance(const std::string& strategy, bool device_by_name) {
+  const bool kernel_tuner = strategy == "kernel_tuner_import", t4 = strategy == "t4_import";
+  if (kernel_tuner && device_by_name)
+    return {{"source", "kernel_tuner"},
+            {"label", "imported from Kernel Tuner"},
+            {"method",
+             "Imported from a Kernel Tuner cache file. Each time is the file's objective \"time\": Kernel Tuner's own "
+             "measurement, by default the mean of the samples it recorded in \"times\" (CUDA events; whether the L2 "
+             "cache was flushed between samples is up to the tuning script, and the file does not say). Min, max and "
+             "spread are of those samples; GB/s and GFLOP/s are the file's own metrics where it has them; failures "
+             "keep Kernel Tuner's names. Outputs were checked only if the tuning script gave Kernel Tuner an answer. "
+             "The device is known by its name only."}};
+  if (t4 && device_by_name)
+    return {{"source", "t4"},
+            {"label", "imported from T4"},
+            {"method",
+             "Imported from a T4 results file. Each time is the file's \"time\" measurement, as the tool that wrote "
+             "the file measured it; min, max and spread are of its \"runtimes\" samples. The file names neither device "
+             "nor kernel: both were given on import, and the device is known by that name only."}};
+  const std::string cutune =
+      "Each time is cutune's own measurement: the median of CUDA-event samples, the L2 cache overwritten before "
+      "every sample, after two untimed warm-up runs; 10 to 200 samples per config, until the mean is known to "
+      "0.5 % (or exactly the count given with --samples), and configs far behind the best cut short after 3. "
+      "Outputs are checked against the family's reference before timing. GB/s and GFLOP/s follow the family's "
+      "byte and operation model; 'copy' is the fraction of the device's measured copy bandwidth.";
+  if (kernel_tuner || t4)
+    return {{"source", "cutune"},
+            {"label", kernel_tuner ? "cutune, via a Kernel Tuner file" : "cutune, via a T4 file"},
+            {"method", std::string("Imported from a ") + (kernel_tuner ? "Kernel Tuner" : "T4") +
+                           " file that cutune wrote, with cutune's own fields. " + cutune}};
+  return {{"source", "cutune"}, {"label", "measured by cutune"}, {"method", cutune}};
+}
+
+// The runs of a device (one family, or one run, where given), each with how its results were
+// measured and the anomalies of its source: results whose time lies outside their samples' range,
+// and ok results without samples.
+json runs_json(sql::Database& db, std::int64_t device_id, const std::optional<std::string>& family,
+               std::optional<std::int64_t> run_id) {
   auto s = db.prepare(
-      "SELECT id, strategy, budget, seed, tool_version, started_at, finished_at, status, command FROM runs "
-      "WHERE device_id = ?1 AND family = ?2 AND (?3 IS NULL OR id = ?3) ORDER BY id");
-  s.bind(1, sel.device_id).bind(2, sel.family).bind(3, sel.run_id);
+      "SELECT r.id, r.strategy, r.budget, r.seed, r.tool_version, r.started_at, r.finished_at, r.status, r.command, "
+      "d.uuid, r.family FROM runs r JOIN devices d ON d.id = r.device_id "
+      "WHERE r.device_id = ?1 AND (?2 IS NULL OR r.family = ?2) AND (?3 IS NULL OR r.id = ?3) ORDER BY r.id");
+  s.bind(1, device_id).bind(2, family).bind(3, run_id);
+  auto counts = db.prepare(fmt::format(
+      "SELECT COUNT(*), COALESCE(SUM(status = 'ok'), 0), COALESCE(SUM({}), 0), "
+      "COALESCE(SUM(status = 'ok' AND samples = 0), 0) FROM results WHERE run_id = ?1",
+      kOutsideRange));
+  auto examples = db.prepare(fmt::format(
+      "SELECT config, time_ms_median, time_ms_min, time_ms_max FROM results WHERE run_id = ?1 AND {} ORDER BY id LIMIT {}",
+      kOutsideRange, kAnomalyExamples));
   json runs = json::array();
-  while (s.step())
-    runs.push_back({{"id", s.column_int(0)},
-                    {"strategy", s.column_text(1)},
-                    {"budget", s.column_text(2)},
-                    {"seed", s.column_int(3)},
-                    {"tool_version", s.column_text(4)},
-                    {"started_at", s.column_text(5)},
-                    {"finished_at", s.column_text(6)},
-                    {"status", s.column_text(7)},
-                    {"command", s.column_text(8)}});
+  while (s.step()) {
+    const std::int64_t id = s.column_int(0);
+    json run = {{"id", id},
+                {"family", s.column_text(10)},
+                {"strategy", s.column_text(1)},
+                {"budget", s.column_text(2)},
+                {"seed", s.column_int(3)},
+                {"tool_version", s.column_text(4)},
+                {"started_at", s.column_text(5)},
+                {"finished_at", s.column_text(6)},
+                {"status", s.column_text(7)},
+                {"command", s.column_text(8)}};
+    run["provenance"] = provenance(s.column_text(1), imported_by_name(s.column_text(9)));
+    counts.reset();
+    counts.bind(1, id);
+    counts.step();
+    run["results"] = counts.column_int(0);
+    run["ok"] = counts.column_int(1);
+    json anomalies = json::array();
+    if (const std::int64_t outside = counts.column_int(2)) {
+      json list = json::array();
+      examples.reset();
+      examples.bind(1, id);
+      while (examples.step())
+        list.push_back({{"config", examples.column_text(0)},
+                        {"time_ms", examples.column_double(1)},
+                        {"min_ms", examples.column_double(2)},
+                        {"max_ms", examples.column_double(3)}});
+      anomalies.push_back({{"kind", "time_outside_range"}, {"count", outside}, {"examples", list}});
+    }
+    if (const std::int64_t bare = counts.column_int(3))
+      anomalies.push_back({{"kind", "no_samples"}, {"count", bare}, {"examples", json::array()}});
+    run["anomalies"] = anomalies;
+    runs.push_back(std::move(run));
+  }
   return runs;
 }
 
-std::string first_lines(const std::string& text) {
-  return text.size() <= kMessageLimit ? text : text.substr(0, kMessageLimit) + "\n… (truncated)";
+bool has_table(sql::Database& db, const char* name) {
+  auto exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  exists.bind(1, name);
+  return exists.step();
 }
 
 // The latest bench measurement per (problem, library); none in databases older than schema 3.
-json baselines_json(sql::Database& db, const Selection& sel) {
+// device_id 0: every device.
+json baselines_json(sql::Database& db, std::int64_t device_id, const std::string& family) {
   json list = json::array();
-  auto exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'baselines'");
-  if (!exists.step()) return list;
+  if (!has_table(db, "baselines")) return list;
   auto s = db.prepare(R"sql(
-    SELECT problem_key, library, library_ms, cutune_ms, cutune_config, measured_at, commit_id FROM baselines b
-    WHERE device_id = ?1 AND family = ?2 AND id = (SELECT MAX(id) FROM baselines
+    SELECT problem_key, library, library_ms, cutune_ms, cutune_config, measured_at, commit_id, device_id FROM baselines b
+    WHERE (?1 = 0 OR device_id = ?1) AND family = ?2 AND id = (SELECT MAX(id) FROM baselines
       WHERE device_id = b.device_id AND family = b.family AND problem_key = b.problem_key AND library = b.library)
-    ORDER BY problem_key, library)sql");
-  s.bind(1, sel.device_id).bind(2, sel.family);
+    ORDER BY problem_key, library, device_id)sql");
+  s.bind(1, device_id).bind(2, family);
   while (s.step())
     list.push_back({{"problem", s.column_text(0)},
                     {"library", s.column_text(1)},
                     {"library_ms", s.column_double(2)},
                     {"cutune_ms", s.column_double(3)},
                     {"cutune_config", s.column_text(4)},
-                    {"measured_at", s.column_text(5) + " @" + s.column_text(6)}});
+                    {"measured_at", s.column_text(5) + " @" + s.column_text(6)},
+                    {"device_id", s.column_int(7)}});
   return list;
+}
+
+// The text a page rebuilds from a config's values: "name=value,…" over the parameters it has, in
+// the report's parameter order. Only strings, booleans and integers a double holds exactly
+// print the same in C++ and JavaScript; a config with other values keeps its stored text.
+std::optional<std::string> rebuilt_key(const json& parameters, const json& row) {
+  std::string text;
+  for (std::size_t p = 0; p < row.size(); ++p) {
+    const json& v = row[p];
+    if (v.is_null()) continue;
+    std::string value;
+    if (v.is_string()) value = v.get<std::string>();
+    else if (v.is_boolean()) value = v.get<bool>() ? "true" : "false";
+    else if (v.is_number_integer() && std::llabs(v.get<std::int64_t>()) < (std::int64_t{1} << 53)) value = v.dump();
+    else return std::nullopt;
+    text += (text.empty() ? "" : ",") + parameters[p].get<std::string>() + "=" + value;
+  }
+  return text;
+}
+
+std::string slug(std::string text) {
+  for (char& c : text)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
+  text.erase(std::unique(text.begin(), text.end(), [](char a, char b) { return a == '-' && b == '-'; }), text.end());
+  return text;
+}
+
+std::string device_slug(const std::string& name, const std::string& uuid) {
+  return slug(name) + "-" + slug(uuid.substr(0, std::min<std::size_t>(uuid.size(), 12)));
+}
+
+std::string report_file_name(const std::string& family, const std::string& device_name, const std::string& uuid,
+                             std::optional<std::int64_t> run) {
+  return (run ? fmt::format("run-{}-", *run) : std::string()) + slug(family) + "-" + device_slug(device_name, uuid) + ".html";
+}
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string write_page(const json& data, const std::string& folder, const std::string& name) {
+  const std::string page = render_html(data);
+  std::filesystem::create_directories(folder);
+  const std::filesystem::path path = std::filesystem::path(folder) / name;
+  std::ofstream out(path, std::ios::binary);
+  out << page;
+  if (!out)
+    throw std::filesystem::filesystem_error("cannot write report", path,
+                                            std::error_code(errno ? errno : EIO, std::generic_category()));
+  return path.string();
 }
 
 }  // namespace
@@ -103,18 +329,19 @@ std::vector<Selection> all_selections(sql::Database& db) {
 
 json collect(sql::Database& db, const Selection& sel) {
   json data;
+  data["kind"] = "report";
   data["family"] = sel.family;
   data["device"] = device_json(db, sel.device_id);
-  data["runs"] = runs_json(db, sel);
+  data["runs"] = runs_json(db, sel.device_id, sel.family, sel.run_id);
   data["scope"] = sel.run_id ? fmt::format("run {}", *sel.run_id) : std::string("all runs");
+  data["title"] = fmt::format("cutune: {} on {}", sel.family, data["device"]["name"].get<std::string>());
 
-  // Results, columnar: one array per field, configs and problems by index.
+  // Results, columnar: one packed array per field, configs, problems, statuses and runs by index.
   // Reports open databases read-only, unmigrated: columns newer than the file read as their defaults.
   const int version = db::schema_version(db);
   auto s = db.prepare(fmt::format(R"sql(
     SELECT r.id, r.run_id, r.config, r.config_json, p.key, p.size, p.dtype, r.status, r.time_ms_median, r.time_ms_min,
-           r.time_ms_max, r.time_ms_stdev, r.samples, r.gbs, r.gflops, r.copy_fraction, r.elapsed_s, r.error,
-           r.compile_s + r.verify_s + r.benchmark_s, {}, {}
+           r.time_ms_max, r.time_ms_stdev, r.samples, r.gbs, r.gflops, r.copy_fraction, r.elapsed_s, r.error, {}, {}
     FROM results r JOIN problems p ON p.id = r.problem_id
     WHERE r.device_id = ?1 AND p.family = ?2 AND (?3 IS NULL OR r.run_id = ?3)
     ORDER BY r.run_id, r.id)sql",
@@ -122,13 +349,17 @@ json collect(sql::Database& db, const Selection& sel) {
   s.bind(1, sel.device_id).bind(2, sel.family).bind(3, sel.run_id);
 
   std::map<std::string, std::size_t> config_index, problem_index, status_index;
-  std::int64_t unverified = 0, cut_short = 0;
-  json parameters = json::array(), configs = json::array(), config_keys = json::array();
-  json problems = json::array(), statuses = json::array();
-  json col_config = json::array(), col_problem = json::array(), col_status = json::array(), col_median = json::array(),
-       col_min = json::array(), col_max = json::array(), col_stdev = json::array(), col_samples = json::array(),
-       col_gbs = json::array(), col_gflops = json::array(), col_copy = json::array(), col_elapsed = json::array(),
-       col_run = json::array(), col_cost = json::array();
+  std::map<std::int64_t, std::size_t> run_index;
+  for (const auto& run : data["runs"]) run_index.emplace(run["id"].get<std::int64_t>(), run_index.size());
+  std::int64_t unverified = 0, cut_short = 0, count = 0;
+  json parameters = json::array(), problems = json::array(), statuses = json::array();
+  std::vector<std::map<std::string, std::size_t>> value_index;  // per parameter: value's JSON → index
+  json parameter_values = json::array();
+  std::vector<IntColumn> config_values;  // per parameter, per config: 1 + the value's index, 0 for none
+  std::vector<json> config_rows;
+  json config_keys = json::object();  // configs whose text the page cannot rebuild from their values
+  FloatColumn col_median, col_min, col_max, col_stdev, col_gbs, col_gflops, col_copy, col_elapsed;
+  IntColumn col_config, col_problem, col_status, col_samples, col_run, col_flags;
   // failures[problem][status] → message → (count, example config)
   std::map<std::size_t, std::map<std::string, std::map<std::string, std::pair<int, std::string>>>> failures;
   std::map<std::size_t, std::map<std::string, int>> failure_counts;
@@ -136,6 +367,7 @@ json collect(sql::Database& db, const Selection& sel) {
   double run_offset = 0, run_end = 0;
 
   while (s.step()) {
+    ++count;
     const std::string key = s.column_text(2);
     auto [config_it, new_config] = config_index.try_emplace(key, config_index.size());
     if (new_config) {
@@ -143,12 +375,31 @@ json collect(sql::Database& db, const Selection& sel) {
       json row = json::array();
       if (values.is_object()) {
         for (const auto& [name, value] : values.items()) {
-          if (std::find(parameters.begin(), parameters.end(), name) == parameters.end()) parameters.push_back(name);
+          if (std::find(parameters.begin(), parameters.end(), name) == parameters.end()) {
+            parameters.push_back(name);
+            parameter_values.push_back(json::array());
+            value_index.emplace_back();
+            config_values.emplace_back();
+            for (std::size_t c = 0; c + 1 < config_index.size(); ++c) config_values.back().push(0);  // earlier configs
+          }
         }
-        for (const auto& name : parameters) row.push_back(values.contains(name.get<std::string>()) ? values[name.get<std::string>()] : json(nullptr));
+        for (const auto& name : parameters) {
+          const std::string n = name.get<std::string>();
+          row.push_back(values.contains(n) ? values[n] : json(nullptr));
+        }
       }
-      configs.push_back(row);
-      config_keys.push_back(key);
+      for (std::size_t p = 0; p < parameters.size(); ++p) {
+        const json v = p < row.size() ? row[p] : json(nullptr);
+        if (v.is_null()) {
+          config_values[p].push(0);
+          continue;
+        }
+        auto [value_it, new_value] = value_index[p].try_emplace(v.dump(), value_index[p].size());
+        if (new_value) parameter_values[p].push_back(v);
+        config_values[p].push(static_cast<std::int64_t>(value_it->second) + 1);
+      }
+      const auto rebuilt = rebuilt_key(parameters, row);
+      if (!rebuilt || *rebuilt != key) config_keys[std::to_string(config_it->second)] = key;
     }
     const std::string problem_key = s.column_text(4);
     auto [problem_it, new_problem] = problem_index.try_emplace(problem_key, problem_index.size());
@@ -166,24 +417,29 @@ json collect(sql::Database& db, const Selection& sel) {
     const double elapsed = run_offset + s.column_double(16);
     run_end = std::max(run_end, elapsed);
 
-    col_config.push_back(config_it->second);
-    col_problem.push_back(problem_it->second);
-    col_status.push_back(status_it->second);
-    col_median.push_back(optional_number(s, 8));
-    col_min.push_back(optional_number(s, 9));
-    col_max.push_back(optional_number(s, 10));
-    col_stdev.push_back(optional_number(s, 11));
-    col_samples.push_back(s.column_int(12));
-    col_gbs.push_back(optional_number(s, 13));
-    col_gflops.push_back(optional_number(s, 14));
-    col_copy.push_back(optional_number(s, 15));
-    col_elapsed.push_back(std::round(elapsed * 1000) / 1000);
-    col_run.push_back(run);
-    col_cost.push_back(std::round(s.column_double(18) * 1e4) / 1e4);
+    const auto median = s.column_optional_double(8), low = s.column_optional_double(9), high = s.column_optional_double(10);
+    const bool ok = status == "ok";
+    int flags = 0;
+    if (ok && s.column_int(18) == 0) flags |= 1, ++unverified;
+    if (ok && s.column_int(19) != 0) flags |= 2, ++cut_short;
+    if (ok && median && low && high && (*median < *low * (1 - 1e-9) || *median > *high * (1 + 1e-9))) flags |= 4;
 
-    if (status == "ok" && s.column_int(19) == 0) ++unverified;
-    if (status == "ok" && s.column_int(20) != 0) ++cut_short;
-    if (status != "ok") {
+    col_config.push(static_cast<std::int64_t>(config_it->second));
+    col_problem.push(static_cast<std::int64_t>(problem_it->second));
+    col_status.push(static_cast<std::int64_t>(status_it->second));
+    col_median.push(median);
+    col_min.push(low);
+    col_max.push(high);
+    col_stdev.push(s.column_optional_double(11));
+    col_samples.push(std::min<std::int64_t>(s.column_int(12), 65535));
+    col_gbs.push(s.column_optional_double(13));
+    col_gflops.push(s.column_optional_double(14));
+    col_copy.push(s.column_optional_double(15));
+    col_elapsed.push(elapsed);
+    col_run.push(run_index.count(run) ? static_cast<std::int64_t>(run_index.at(run)) : 0);
+    col_flags.push(flags);
+
+    if (!ok) {
       auto& group = failures[problem_it->second][status];
       ++failure_counts[problem_it->second][status];
       const std::string message = first_lines(s.column_text(17));
@@ -204,19 +460,34 @@ json collect(sql::Database& db, const Selection& sel) {
           {{"problem", problem}, {"status", status}, {"count", failure_counts[problem][status]}, {"messages", list}});
     }
 
+  json packed_values = json::array();
+  for (const auto& column : config_values) packed_values.push_back(column.packed());
   data["parameters"] = parameters;
-  data["configs"] = configs;
-  data["config_keys"] = config_keys;
+  data["parameter_values"] = parameter_values;
+  data["configs"] = {{"count", config_index.size()}, {"values", packed_values}, {"keys", config_keys}};
   data["problems"] = problems;
   data["statuses"] = statuses;
-  data["results"] = {{"config", col_config}, {"problem", col_problem}, {"status", col_status}, {"median", col_median},
-                     {"min", col_min},       {"max", col_max},         {"stdev", col_stdev},   {"samples", col_samples},
-                     {"gbs", col_gbs},       {"gflops", col_gflops},   {"copy", col_copy},     {"elapsed", col_elapsed},
-                     {"run", col_run},       {"cost", col_cost}};
+  json results = {{"count", count},
+                  {"config", col_config.packed()},
+                  {"problem", col_problem.packed()},
+                  {"status", col_status.packed()},
+                  {"run", col_run.packed()},
+                  {"samples", col_samples.packed()},
+                  {"flags", col_flags.packed()},
+                  {"median", col_median.packed()},
+                  {"min", col_min.packed()},
+                  {"max", col_max.packed()},
+                  {"stdev", col_stdev.packed()},
+                  {"elapsed", col_elapsed.packed()}};
+  // Metrics no result has stay out: the page reads a missing column as none everywhere.
+  if (col_gbs.any()) results["gbs"] = col_gbs.packed();
+  if (col_gflops.any()) results["gflops"] = col_gflops.packed();
+  if (col_copy.any()) results["copy"] = col_copy.packed();
+  data["results"] = results;
   data["failures"] = failure_list;
   data["unverified"] = unverified;  // ok results never checked against a reference (a spec without one)
   data["cut_short"] = cut_short;    // ok results whose sampling stopped early: clearly behind the best
-  data["baselines"] = baselines_json(db, sel);
+  data["baselines"] = baselines_json(db, sel.device_id, sel.family);
   return data;
 }
 
@@ -237,40 +508,36 @@ std::string json_for_script(const json& data) {
   return safe;
 }
 
-static std::string html_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string render_html(const json& data) {
-  const std::string title = html_escape(fmt::format("cutune: {} on {}", data.value("family", std::string()),
-                                                    data["device"].value("name", std::string())));
+  const std::string kind = data.value("kind", std::string("report"));
+  std::string_view page_template, page_js;
+  if (kind == "index") {
+    page_template = assets::index_html();
+    page_js = assets::index_js();
+  } else if (kind == "compare") {
+    page_template = assets::compare_html();
+    page_js = assets::compare_js();
+  } else {
+    page_template = assets::page_html();
+    page_js = assets::page_js();
+  }
+  const std::string title = html_escape(data.value("title", std::string("cutune report")));
   // Markers are replaced in one left-to-right pass over the template, so text that is inserted
   // (the data above all) is never searched for markers itself.
   const std::map<std::string, std::string> values{{"{{TITLE}}", title},
                                                   {"{{STYLE}}", std::string(assets::style_css())},
                                                   {"{{CHART_JS}}", std::string(assets::chart_js())},
-                                                  {"{{PAGE_JS}}", std::string(assets::page_js())},
+                                                  {"{{PAGE_JS}}", std::string(assets::common_js()) + "\n" + std::string(page_js)},
                                                   {"{{DATA}}", json_for_script(data)}};
-  const std::string_view page_template = assets::page_html();
   std::string page;
   std::size_t at = 0;
   while (true) {
     const std::size_t open = page_template.find("{{", at);
     if (open == std::string_view::npos) break;
     const std::size_t close = page_template.find("}}", open);
+    if (close == std::string_view::npos) throw std::runtime_error("report template: unclosed marker");
     const auto value = values.find(std::string(page_template.substr(open, close + 2 - open)));
-    if (close == std::string_view::npos || value == values.end()) throw std::runtime_error("report template: unknown marker");
+    if (value == values.end()) throw std::runtime_error("report template: unknown marker");
     page.append(page_template.substr(at, open - at)).append(value->second);
     at = close + 2;
   }
@@ -279,28 +546,317 @@ std::string render_html(const json& data) {
 }
 
 std::string file_name(const json& data, const Selection& sel) {
-  auto slug = [](std::string text) {
-    for (char& c : text)
-      if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
-    text.erase(std::unique(text.begin(), text.end(), [](char a, char b) { return a == '-' && b == '-'; }), text.end());
-    return text;
-  };
-  const std::string uuid = data["device"].value("uuid", std::string());
-  const std::string base = slug(sel.family) + "-" + slug(data["device"].value("name", std::string("device"))) + "-" +
-                           slug(uuid.substr(0, std::min<std::size_t>(uuid.size(), 12)));
-  return (sel.run_id ? fmt::format("run-{}-", *sel.run_id) : std::string()) + base + ".html";
+  return report_file_name(sel.family, data["device"].value("name", std::string("device")),
+                          data["device"].value("uuid", std::string()), sel.run_id);
 }
 
 std::string write_report(sql::Database& db, const Selection& selection, const std::string& folder) {
   const json data = collect(db, selection);
-  std::filesystem::create_directories(folder);
-  const std::filesystem::path path = std::filesystem::path(folder) / file_name(data, selection);
-  std::ofstream out(path, std::ios::binary);
-  out << render_html(data);
-  if (!out)
-    throw std::filesystem::filesystem_error("cannot write report", path,
-                                            std::error_code(errno ? errno : EIO, std::generic_category()));
-  return path.string();
+  return write_page(data, folder, file_name(data, selection));
+}
+
+// ---- the index --------------------------------------------------------------------------------
+
+json collect_index(sql::Database& db, const std::vector<Selection>& selections, const std::string& database) {
+  json data;
+  data["kind"] = "index";
+  data["database"] = database;
+  data["title"] = "cutune: " + database;
+
+  std::map<std::int64_t, std::size_t> device_index;
+  json devices = json::array();
+  std::set<std::pair<std::int64_t, std::string>> selected;
+  std::vector<std::string> families;
+  for (const auto& sel : selections) {
+    if (device_index.try_emplace(sel.device_id, device_index.size()).second) devices.push_back(device_json(db, sel.device_id));
+    selected.emplace(sel.device_id, sel.family);
+    if (std::find(families.begin(), families.end(), sel.family) == families.end()) families.push_back(sel.family);
+  }
+  std::sort(families.begin(), families.end());
+
+  // Per (device, family): counts, and how its runs were measured.
+  std::map<std::pair<std::int64_t, std::string>, json> stats;
+  auto counts = db.prepare(fmt::format(R"sql(
+    SELECT r.device_id, p.family, COUNT(*), SUM(r.status = 'ok'), COUNT(DISTINCT r.problem_id), COUNT(DISTINCT r.run_id),
+           SUM({})
+    FROM results r JOIN problems p ON p.id = r.problem_id GROUP BY r.device_id, p.family)sql",
+                                       kOutsideRange));
+  while (counts.step())
+    stats[{counts.column_int(0), counts.column_text(1)}] = {{"results", counts.column_int(2)},
+                                                           {"ok", counts.column_int(3)},
+                                                           {"problems", counts.column_int(4)},
+                                                           {"runs", counts.column_int(5)},
+                                                           {"anomalies", counts.column_int(6)}};
+  std::map<std::pair<std::int64_t, std::string>, std::set<std::string>> sources;
+  auto runs = db.prepare("SELECT DISTINCT r.device_id, r.family, r.strategy, d.uuid FROM runs r JOIN devices d ON d.id = r.device_id");
+  while (runs.step())
+    sources[{runs.column_int(0), runs.column_text(1)}].insert(
+        provenance(runs.column_text(2), imported_by_name(runs.column_text(3)))["label"].get<std::string>());
+
+  json reports = json::array();
+  for (const auto& sel : selections) {
+    const json& device = devices[device_index.at(sel.device_id)];
+    json entry = {{"device", device_index.at(sel.device_id)},
+                  {"family", sel.family},
+                  {"file", report_file_name(sel.family, device["name"].get<std::string>(), device["uuid"].get<std::string>(),
+                                            std::nullopt)}};
+    const auto it = stats.find({sel.device_id, sel.family});
+    for (const char* field : {"results", "ok", "problems", "runs", "anomalies"})
+      entry[field] = it == stats.end() ? json(0) : it->second[field];
+    entry["sources"] = json::array();
+    for (const auto& label : sources[{sel.device_id, sel.family}]) entry["sources"].push_back(label);
+    reports.push_back(std::move(entry));
+  }
+
+  // The best result per (device, problem), for the families and devices selected.
+  std::map<std::string, json> family_problems;  // family → problems in size order, each with its bests
+  std::map<std::string, std::map<std::string, std::size_t>> problem_at;
+  auto best = db.prepare(R"sql(
+    SELECT r.device_id, p.family, p.key, p.size, MIN(r.time_ms_median), r.config, r.gbs, r.gflops, r.copy_fraction,
+           r.run_id
+    FROM results r JOIN problems p ON p.id = r.problem_id
+    WHERE r.status = 'ok' AND r.time_ms_median IS NOT NULL
+    GROUP BY r.device_id, r.problem_id ORDER BY p.family, p.size, p.key, r.device_id)sql");
+  while (best.step()) {
+    const std::int64_t device = best.column_int(0);
+    const std::string family = best.column_text(1), key = best.column_text(2);
+    if (!selected.count({device, family})) continue;
+    json& list = family_problems.try_emplace(family, json::array()).first->second;
+    auto [at, added] = problem_at[family].try_emplace(key, list.size());
+    if (added) list.push_back({{"key", key}, {"size", best.column_int(3)}, {"best", json::array()}});
+    list[at->second]["best"].push_back({{"device", device_index.at(device)},
+                                        {"ms", best.column_double(4)},
+                                        {"config", best.column_text(5)},
+                                        {"gbs", optional_number(best, 6)},
+                                        {"gflops", optional_number(best, 7)},
+                                        {"copy", optional_number(best, 8)},
+                                        {"run", best.column_int(9)}});
+  }
+  json family_list = json::array();
+  for (const auto& family : families) {
+    json devices_of = json::array();
+    for (const auto& sel : selections)
+      if (sel.family == family) devices_of.push_back(device_index.at(sel.device_id));
+    json baselines = json::array();
+    for (auto b : baselines_json(db, 0, family)) {
+      const auto device = b["device_id"].get<std::int64_t>();
+      if (!selected.count({device, family})) continue;
+      b["device"] = device_index.at(device);
+      b.erase("device_id");
+      baselines.push_back(std::move(b));
+    }
+    family_list.push_back({{"name", family},
+                           {"devices", devices_of},
+                           {"problems", family_problems.count(family) ? family_problems[family] : json::array()},
+                           {"baselines", baselines}});
+  }
+  data["devices"] = devices;
+  data["reports"] = reports;
+  data["families"] = family_list;
+  return data;
+}
+
+std::string write_index(sql::Database& db, const std::vector<Selection>& selections, const std::string& database,
+                        const std::string& folder) {
+  return write_page(collect_index(db, selections, database), folder, "index.html");
+}
+
+// ---- comparisons ------------------------------------------------------------------------------
+
+Side resolve_side(sql::Database& db, const std::string& text) {
+  if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    std::int64_t id = 0;
+    try {
+      id = std::stoll(text);
+    } catch (const std::out_of_range&) {
+      throw BadSelection("no run " + text + " in the database");
+    }
+    auto s = db.prepare("SELECT device_id FROM runs WHERE id = ?1");
+    s.bind(1, id);
+    if (!s.step()) throw BadSelection("no run " + text + " in the database");
+    return {s.column_int(0), id};
+  }
+  // A device: its uuid, a prefix of one uuid, or the name of one device.
+  std::vector<std::pair<std::int64_t, std::string>> exact, prefixed, named, all;
+  auto s = db.prepare("SELECT id, uuid, name FROM devices ORDER BY id");
+  while (s.step()) {
+    const std::string uuid = s.column_text(1), name = s.column_text(2);
+    const std::pair<std::int64_t, std::string> device{s.column_int(0), uuid + " (" + name + ")"};
+    all.push_back(device);
+    if (uuid == text) exact.push_back(device);
+    if (!text.empty() && uuid.rfind(text, 0) == 0) prefixed.push_back(device);
+    if (name == text) named.push_back(device);
+  }
+  const auto listing = [](const std::vector<std::pair<std::int64_t, std::string>>& devices) {
+    std::string list;
+    for (const auto& d : devices) list += (list.empty() ? "" : ", ") + d.second;
+    return list.empty() ? std::string("none") : list;
+  };
+  if (exact.size() == 1) return {exact[0].first, std::nullopt};
+  for (const auto* matches : {&prefixed, &named}) {
+    if (matches->size() == 1) return {(*matches)[0].first, std::nullopt};
+    if (matches->size() > 1)
+      throw BadSelection("'" + text + "' matches " + std::to_string(matches->size()) + " devices (" + listing(*matches) +
+                         "): give more of the uuid");
+  }
+  throw BadSelection("no run or device '" + text + "' in the database (a run is its id; devices: " + listing(all) + ")");
+}
+
+namespace {
+
+struct SideBest {
+  std::string family, key;
+  std::int64_t size = 0;
+  std::int64_t results = 0, ok = 0;
+  std::optional<double> ms;
+  std::string config;
+  json config_values, gbs, gflops, copy;
+};
+
+// Per problem id: what a side measured and its best.
+std::map<std::int64_t, SideBest> side_problems(sql::Database& db, const Side& side, const std::optional<std::string>& family) {
+  std::map<std::int64_t, SideBest> problems;
+  auto counts = db.prepare(R"sql(
+    SELECT p.id, p.family, p.key, p.size, COUNT(*), SUM(r.status = 'ok') FROM results r JOIN problems p ON p.id = r.problem_id
+    WHERE r.device_id = ?1 AND (?2 IS NULL OR r.run_id = ?2) AND (?3 IS NULL OR p.family = ?3) GROUP BY p.id)sql");
+  counts.bind(1, side.device_id).bind(2, side.run_id).bind(3, family);
+  while (counts.step()) {
+    SideBest& b = problems[counts.column_int(0)];
+    b.family = counts.column_text(1);
+    b.key = counts.column_text(2);
+    b.size = counts.column_int(3);
+    b.results = counts.column_int(4);
+    b.ok = counts.column_int(5);
+  }
+  auto best = db.prepare(R"sql(
+    SELECT r.problem_id, MIN(r.time_ms_median), r.config, r.config_json, r.gbs, r.gflops, r.copy_fraction
+    FROM results r JOIN problems p ON p.id = r.problem_id
+    WHERE r.device_id = ?1 AND (?2 IS NULL OR r.run_id = ?2) AND (?3 IS NULL OR p.family = ?3) AND r.status = 'ok'
+      AND r.time_ms_median IS NOT NULL
+    GROUP BY r.problem_id)sql");
+  best.bind(1, side.device_id).bind(2, side.run_id).bind(3, family);
+  while (best.step()) {
+    SideBest& b = problems[best.column_int(0)];
+    b.ms = best.column_double(1);
+    b.config = best.column_text(2);
+    b.config_values = json::parse(best.column_text(3), nullptr, false);
+    if (!b.config_values.is_object()) b.config_values = json::object();
+    b.gbs = optional_number(best, 4);
+    b.gflops = optional_number(best, 5);
+    b.copy = optional_number(best, 6);
+  }
+  return problems;
+}
+
+std::string side_name(const Side& side, const json& device) {
+  return side.run_id ? fmt::format("run {}", *side.run_id) : device["name"].get<std::string>();
+}
+
+}  // namespace
+
+json collect_comparison(sql::Database& db, const Comparison& c) {
+  if (c.a.run_id.has_value() != c.b.run_id.has_value())
+    throw BadSelection("compare two runs or two devices, not a run with a device");
+  if (c.a.run_id ? *c.a.run_id == *c.b.run_id : c.a.device_id == c.b.device_id)
+    throw BadSelection(c.a.run_id ? "that is the same run twice: compare two different runs"
+                                  : "that is the same device twice: compare two different devices");
+  json data;
+  data["kind"] = "compare";
+  data["family_filter"] = c.family ? json(*c.family) : json(nullptr);
+  const Side* sides[] = {&c.a, &c.b};
+  std::map<std::int64_t, SideBest> measured[2];
+  json side_list = json::array();
+  for (int k = 0; k < 2; ++k) {
+    const Side& side = *sides[k];
+    json device = device_json(db, side.device_id);
+    std::optional<std::string> family = c.family;
+    if (side.run_id && !family) {
+      auto s = db.prepare("SELECT family FROM runs WHERE id = ?1");
+      s.bind(1, *side.run_id);
+      if (s.step()) family = s.column_text(0);
+    }
+    measured[k] = side_problems(db, side, c.family);
+    std::int64_t results = 0;
+    for (const auto& [id, b] : measured[k]) results += b.results;
+    json entry = {{"name", side_name(side, device)},
+                  {"kind", side.run_id ? "run" : "device"},
+                  {"run", side.run_id ? json(*side.run_id) : json(nullptr)},
+                  {"device", device},
+                  {"results", results},
+                  {"runs", runs_json(db, side.device_id, family, side.run_id)}};
+    side_list.push_back(std::move(entry));
+  }
+  const std::string a_name = side_list[0]["name"], b_name = side_list[1]["name"];
+  data["title"] = "cutune: " + a_name + " vs " + b_name;
+  data["sides"] = side_list;
+
+  // Each side's best config as the other side measured it (the best of its results for it).
+  auto cross = db.prepare(R"sql(
+    SELECT MIN(time_ms_median) FROM results WHERE problem_id = ?1 AND device_id = ?2 AND (?3 IS NULL OR run_id = ?3)
+      AND config = ?4 AND status = 'ok' AND time_ms_median IS NOT NULL)sql");
+  const auto measured_by = [&](const Side& side, std::int64_t problem, const std::string& config) {
+    cross.reset();
+    cross.bind(1, problem).bind(2, side.device_id).bind(3, side.run_id).bind(4, config);
+    return cross.step() ? optional_number(cross, 0) : json(nullptr);
+  };
+  const auto best_json = [](const SideBest& b) {
+    return json{{"results", b.results}, {"ok", b.ok},   {"ms", b.ms ? json(*b.ms) : json(nullptr)},
+                {"config", b.config},   {"values", b.config_values}, {"gbs", b.gbs},
+                {"gflops", b.gflops},   {"copy", b.copy}};
+  };
+  std::map<std::string, json> families;
+  json only[2] = {json::array(), json::array()};
+  for (int k = 0; k < 2; ++k)
+    for (const auto& [id, b] : measured[k])
+      if (!measured[1 - k].count(id)) only[k].push_back({{"family", b.family}, {"key", b.key}, {"results", b.results}});
+  std::int64_t shared = 0;
+  for (const auto& [id, a] : measured[0]) {
+    const auto it = measured[1].find(id);
+    if (it == measured[1].end()) continue;
+    const SideBest& b = it->second;
+    ++shared;
+    json row = {{"key", a.key}, {"size", a.size}, {"a", best_json(a)}, {"b", best_json(b)}};
+    row["a_config_on_b"] = a.ms ? measured_by(c.b, id, a.config) : json(nullptr);
+    row["b_config_on_a"] = b.ms ? measured_by(c.a, id, b.config) : json(nullptr);
+    families.try_emplace(a.family, json::array()).first->second.push_back(std::move(row));
+  }
+  if (shared == 0) {
+    std::set<std::string> names[2];
+    for (int k = 0; k < 2; ++k)
+      for (const auto& [id, b] : measured[k]) names[k].insert(b.family);
+    const auto list = [](const std::set<std::string>& set) {
+      std::string text;
+      for (const auto& n : set) text += (text.empty() ? "" : ", ") + n;
+      return text.empty() ? std::string("no results") : text;
+    };
+    throw BadSelection(fmt::format("{} and {} share no problem{} ({}: {}; {}: {})", a_name, b_name,
+                                   c.family ? " of " + *c.family : std::string(), a_name, list(names[0]), b_name,
+                                   list(names[1])));
+  }
+  json family_list = json::array();
+  for (auto& [family, problems] : families) {
+    std::vector<json> rows(problems.begin(), problems.end());
+    std::stable_sort(rows.begin(), rows.end(), [](const json& x, const json& y) {
+      return x["size"].get<std::int64_t>() < y["size"].get<std::int64_t>();
+    });
+    family_list.push_back({{"name", family}, {"problems", rows}});
+  }
+  data["families"] = family_list;
+  data["only_a"] = only[0];
+  data["only_b"] = only[1];
+  return data;
+}
+
+std::string write_comparison(sql::Database& db, const Comparison& comparison, const std::string& folder) {
+  const json data = collect_comparison(db, comparison);
+  const auto part = [&](const Side& side, const json& device) {
+    return side.run_id ? fmt::format("run-{}", *side.run_id)
+                       : device_slug(device["name"].get<std::string>(), device["uuid"].get<std::string>());
+  };
+  std::string name = "compare-" + part(comparison.a, data["sides"][0]["device"]) + "-vs-" +
+                     part(comparison.b, data["sides"][1]["device"]);
+  if (comparison.family) name += "-" + slug(*comparison.family);
+  return write_page(data, folder, name + ".html");
 }
 
 }  // namespace cutune::report

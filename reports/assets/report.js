@@ -1,133 +1,260 @@
-// cutune report page. Reads the JSON data block, builds tables with DOM text (never HTML from
-// data) and charts with Chart.js. Data layout: see reports/report.cpp, collect().
+// cutune report page: one (device, family) or one run. Reads the JSON data block (reports/report.cpp,
+// collect()), builds tables with DOM text (never HTML from data) and charts with Chart.js.
 (function () {
-  "use strict";
-  const data = JSON.parse(document.getElementById("report-data").textContent);
-  const R = data.results;
-  const rows = R.config.map((_, i) => i);
+  const data = readData();
+  document.body.setAttribute("data-kind", "report");
+
+  // ---- results: packed columns, configs by index ----------------------------------------------
+  const n = data.results.count;
+  const R = {};
+  ["config", "problem", "status", "run", "samples", "flags", "median", "min", "max", "stdev", "elapsed", "gbs", "gflops", "copy"]
+    .forEach((name) => { R[name] = unpack(data.results[name], n); });
   const okStatus = data.statuses.indexOf("ok");
-  const copyGbs = data.device.copy_bandwidth_gbs;
-  Chart.defaults.animation = false;
-  // Point data arrive as {x, y} objects: skip Chart.js's parsing pass, which dominates the time
-  // to draw ten thousand points (the histogram, with labels, parses as usual).
-  Chart.defaults.parsing = false;
-  Chart.defaults.font.size = 11;
-  Chart.defaults.maintainAspectRatio = false;
-
-  // ---- small DOM helpers ---------------------------------------------------------------------
-  function el(tag, text, cls) {
-    const e = document.createElement(tag);
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    if (cls) e.className = cls;
-    return e;
-  }
-  function fmt(x, digits) {
-    if (x === null || x === undefined || Number.isNaN(x)) return "–";
-    return Number(x).toPrecision(digits || 4);
-  }
-  function pct(x) { return x === null || x === undefined ? "–" : (100 * x).toFixed(1) + " %"; }
-  function fillTable(table, headers, body, numeric) {
-    table.replaceChildren();
-    const head = el("tr");
-    headers.forEach((h) => head.appendChild(el("th", h)));
-    table.appendChild(el("thead")).appendChild(head);
-    const tbody = table.appendChild(el("tbody"));
-    body.forEach((cells) => {
-      const tr = tbody.appendChild(el("tr"));
-      cells.forEach((c, i) => {
-        const td = tr.appendChild(el("td", c));
-        if (numeric && numeric[i]) td.className = "num";
-        if (headers[i] === "config") td.className = "config";
-      });
-    });
-    if (body.length === 0) {
-      const td = tbody.appendChild(el("tr")).appendChild(el("td", "none", "empty"));
-      td.colSpan = headers.length;
+  const isOk = (i) => R.status[i] === okStatus && !Number.isNaN(R.median[i]);
+  const P = data.parameters;
+  const C = data.configs;
+  const valueColumns = C.values.map((column) => unpack(column, C.count));
+  // The value of parameter p in config c, or undefined where the config has none.
+  // Value number k of parameter p (1-based; 0: none), and the value of parameter p in config c.
+  const valueAt = (p, k) => (k ? data.parameter_values[p][k - 1] : undefined);
+  const valueOf = (c, p) => valueAt(p, valueColumns[p][c]);
+  const valueText = (v) => (v === undefined || v === null ? "–" : typeof v === "string" ? v : JSON.stringify(v));
+  const keys = new Array(C.count), lowerKeys = new Array(C.count);
+  function configKey(c) {
+    if (keys[c] === undefined) {
+      if (Object.prototype.hasOwnProperty.call(C.keys, String(c))) keys[c] = C.keys[String(c)];
+      else {
+        const parts = [];
+        P.forEach((name, p) => { const v = valueOf(c, p); if (v !== undefined && v !== null) parts.push(name + "=" + valueText(v)); });
+        keys[c] = parts.join(",");
+      }
     }
-    return tbody;
+    return keys[c];
   }
-  const charts = {};
-  function chart(id, config) {
-    if (charts[id]) charts[id].destroy();
-    charts[id] = new Chart(document.getElementById(id), config);
-    return charts[id];
-  }
-  // Log axes label only 1, 10, 100 … (Chart.js would label every 1-2-5 step and crowd them).
-  const logAxis = (title) => ({
-    type: "logarithmic", title: { display: true, text: title },
-    ticks: { callback: (v) => (Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9 ? Number(v).toExponential(0) : "") },
-  });
-  const linAxis = (title) => ({ type: "linear", title: { display: true, text: title } });
+  function lowerKey(c) { if (lowerKeys[c] === undefined) lowerKeys[c] = configKey(c).toLowerCase(); return lowerKeys[c]; }
+  const rowKey = (i) => configKey(R.config[i]);
 
-  // ---- header, device, runs --------------------------------------------------------------------
+  const rowsOf = data.problems.map(() => []), okOf = data.problems.map(() => []);
+  for (let i = 0; i < n; i++) {
+    rowsOf[R.problem[i]].push(i);
+    if (isOk(i)) okOf[R.problem[i]].push(i);
+  }
+  const bestOf = okOf.map((ok) => ok.reduce((b, i) => (b === null || R.median[i] < R.median[b] ? i : b), null));
+
+  // ---- header, device, runs, provenance --------------------------------------------------------
   const d = data.device;
-  document.getElementById("title").textContent = "cutune · " + data.family + " on " + d.name;
-  document.getElementById("subtitle").textContent =
-    data.scope + " · " + rows.length + " results · " + data.problems.length + " problem(s)";
-  const kv = document.getElementById("device-table");
-  [
-    ["name", d.name], ["UUID", d.uuid], ["compute capability", d.compute_capability],
-    ["multiprocessors", d.sm_count], ["memory", fmt(d.memory_bytes / 2 ** 30, 4) + " GiB"],
-    ["L2", fmt(d.l2_bytes / 2 ** 20, 3) + " MiB"],
-    ["memory clock × bus", d.memory_clock_khz / 1000 + " MHz × " + d.bus_width_bits + " bit"],
-    ["theoretical bandwidth", fmt(d.theoretical_bandwidth_gbs, 4) + " GB/s"],
-    ["measured copy bandwidth", copyGbs ? fmt(copyGbs, 4) + " GB/s (" + d.copy_bandwidth_measured_at + ")" : "not measured"],
-    ["driver / NVRTC", d.driver_version + " / " + d.nvrtc_version],
-  ].forEach(([k, v]) => { const tr = kv.appendChild(el("tr")); tr.appendChild(el("td", k)); tr.appendChild(el("td", v)); });
-  fillTable(document.getElementById("runs-table"),
-    ["run", "strategy", "budget", "seed", "started", "finished", "status", "tool", "command"],
-    data.runs.map((r) => [r.id, r.strategy, r.budget, r.seed, r.started_at, r.finished_at, r.status, r.tool_version, r.command]));
-  // A paragraph of the page that shows only when some results need it.
-  const showWhen = (count, id, text) => {
-    if (count <= 0) return;
-    const p = document.getElementById(id);
+  byId("title").textContent = "cutune · " + data.family + " on " + d.name;
+  byId("subtitle").textContent = data.scope + " · " + count(n) + " results · " + data.problems.length + " problem(s)";
+  keyValueTable(byId("device-table"), deviceRows(d));
+  runsTable(byId("runs-table"), data.runs);
+  const anomalies = provenanceBlock(byId("provenance"), data.runs);
+  const showWhen = (shown, id, text) => {
+    if (shown <= 0) return;
+    const p = byId(id);
     p.hidden = false;
-    p.textContent = count + text;
+    p.textContent = text;
   };
-  showWhen(data.unverified, "unverified-warning", " of these results were never checked against a reference: the " +
-    "family (a kernel spec without [reference] or [expected]) has none, so their configs ran and were timed, but " +
-    "their outputs may be wrong.");
-  showWhen(data.cut_short, "cut-short-note", " of these results were cut short: after 3 samples even their fastest " +
-    "was more than twice the best median measured before them, so sampling stopped. They were verified; their " +
-    "times are medians of those few samples, not full measurements.");
-  document.getElementById("footer").textContent =
-    "Generated by cutune from its results database. Times are medians of CUDA-event samples with the L2 flushed " +
-    "before each; GB/s use the family's byte model; 'copy' is the fraction of the measured copy bandwidth.";
+  const outside = data.runs.reduce((s, r) => s + r.anomalies.filter((a) => a.kind === "time_outside_range").reduce((t, a) => t + a.count, 0), 0);
+  showWhen(outside, "anomaly-warning", "Source anomaly: " + count(outside) + " result(s) have a time outside the min–max " +
+    "range of their own samples (see \"How these results were measured\"). They are marked in the results table.");
+  showWhen(data.unverified, "unverified-warning", data.unverified + " of these results were never checked against a " +
+    "reference: the family (a kernel spec without [reference] or [expected]) has none, so their configs ran and were " +
+    "timed, but their outputs may be wrong.");
+  showWhen(data.cut_short, "cut-short-note", data.cut_short + " of these results were cut short: after 3 samples even " +
+    "their fastest was more than twice the best median measured before them, so sampling stopped. They were verified; " +
+    "their times are medians of those few samples, not full measurements.");
+  const sources = [...new Set(data.runs.map((r) => r.provenance.source))];
+  byId("footer").textContent = "Generated by cutune from its results database. " +
+    (sources.length === 1 && sources[0] === "cutune"
+      ? "Times are cutune's medians of CUDA-event samples with the L2 flushed before each; GB/s use the family's byte " +
+        "model; 'copy' is the fraction of the measured copy bandwidth."
+      : "These runs were measured in different ways: \"How these results were measured\" above says how, run by run.") +
+    (anomalies ? " Source anomalies are flagged above." : "");
 
-  // ---- per-problem bests ---------------------------------------------------------------------
-  function okRows(problem) {
-    return rows.filter((i) => R.status[i] === okStatus && R.median[i] !== null && (problem === undefined || R.problem[i] === problem));
-  }
-  const bestOf = data.problems.map((_, p) => {
-    let best = null;
-    okRows(p).forEach((i) => { if (best === null || R.median[i] < R.median[best]) best = i; });
-    return best;
-  });
-  fillTable(document.getElementById("sizes-table"),
+  // ---- per-problem bests -----------------------------------------------------------------------
+  fillTable(byId("sizes-table"),
     ["problem", "config", "time (ms)", "GB/s", "GFLOP/s", "copy", "results"],
     data.problems.map((p, k) => {
       const b = bestOf[k];
-      const count = rows.filter((i) => R.problem[i] === k).length;
-      return b === null ? [p.key, "no successful config", "–", "–", "–", "–", count]
-                        : [p.key, data.config_keys[R.config[b]], fmt(R.median[b]), fmt(R.gbs[b]), fmt(R.gflops[b]), pct(R.copy[b]), count];
+      const results = count(okOf[k].length) + " ok of " + count(rowsOf[k].length);
+      return b === null ? [p.key, el("span", "no successful config", "empty"), null, null, null, null, results]
+        : [p.key, rowKey(b), fmt(R.median[b]), fmt(R.gbs[b]), fmt(R.gflops[b]), pct(R.copy[b]), results];
     }), [false, false, true, true, true, true, true]);
-  const sized = data.problems.map((p, k) => ({ x: p.size, y: bestOf[k] === null ? null : R.median[bestOf[k]] })).filter((pt) => pt.y !== null);
-  chart("chart-sizes", {
-    type: "line",
-    data: { datasets: [{ label: "best time per problem (ms)", data: sized.sort((a, b) => a.x - b.x), borderColor: "#2f6fdd", backgroundColor: "#2f6fdd" }] },
-    options: { scales: { x: logAxis("problem size (elements)"), y: logAxis("best time (ms)") } },
-  });
-
-  if (data.baselines && data.baselines.length) {
-    document.getElementById("baseline-section").hidden = false;
-    fillTable(document.getElementById("baseline-table"),
-      ["problem", "library", "library ms", "cutune ms", "speed-up", "measured"],
-      data.baselines.map((b) => [b.problem, b.library, fmt(b.library_ms), fmt(b.cutune_ms),
-        b.cutune_ms ? fmt(b.library_ms / b.cutune_ms, 3) + "×" : "–", b.measured_at]), [false, false, true, true, true, false]);
+  const sized = data.problems.map((p, k) => ({ x: p.size, y: bestOf[k] === null ? null : R.median[bestOf[k]] }))
+    .filter((pt) => pt.y !== null && pt.x > 0).sort((a, b) => a.x - b.x);
+  if (spansTwo(sized)) {
+    chart(chartBox(byId("sizes-chart"), "chart-sizes", true), {
+      type: "line",
+      data: { datasets: [{ label: "best time per problem (ms)", data: sized, borderColor: PALETTE[0], backgroundColor: PALETTE[0] }] },
+      options: { scales: { x: logAxis("problem size (elements)"), y: logAxis("best time (ms)") } },
+    });
+  } else {
+    byId("sizes-chart").appendChild(el("p", "A single problem size: no chart against size.", "hint"));
   }
 
-  // ---- problem-specific views ------------------------------------------------------------------
-  const select = document.getElementById("problem-select");
+  if (data.baselines && data.baselines.length) {
+    byId("baseline-section").hidden = false;
+    fillTable(byId("baseline-table"),
+      ["problem", "library", "library ms", "cutune ms", "speed-up", "measured"],
+      data.baselines.map((b) => [b.problem, b.library, fmt(b.library_ms), fmt(b.cutune_ms),
+        b.cutune_ms ? ratioText(b.library_ms / b.cutune_ms) : "–", b.measured_at]), [false, false, true, true, true, false]);
+  }
+
+  // ---- parameter importance --------------------------------------------------------------------
+  // One-factor analysis of variance of log time per parameter: ω² = (SSb − (k−1)·MSw) / (SSt + MSw),
+  // left out (null) where values are too many for the results (fewer than two results per value).
+  function importance(ok) {
+    const m = ok.length;
+    const y = new Float64Array(m);
+    let mean = 0;
+    ok.forEach((i, k) => { y[k] = Math.log(R.median[i]); mean += y[k]; });
+    mean /= m || 1;
+    let total = 0;
+    for (let k = 0; k < m; k++) total += (y[k] - mean) ** 2;
+    return P.map((name, p) => {
+      const groups = new Map();
+      ok.forEach((i, k) => {
+        const v = valueColumns[p][R.config[i]];
+        let g = groups.get(v);
+        if (!g) groups.set(v, (g = { n: 0, sum: 0, best: Infinity }));
+        g.n++; g.sum += y[k]; g.best = Math.min(g.best, R.median[i]);
+      });
+      const levels = groups.size;
+      let between = 0;
+      groups.forEach((g) => { between += g.n * (g.sum / g.n - mean) ** 2; });
+      const freedom = m - levels;
+      let omega = null;
+      if (levels >= 2 && freedom >= levels && total > 0) {
+        const within = (total - between) / freedom;
+        omega = Math.max(0, (between - (levels - 1) * within) / (total + within));
+      }
+      return { p, name, levels, eta: total > 0 ? between / total : 0, omega, groups };
+    });
+  }
+  const importanceOf = okOf.map((ok) => importance(ok));
+
+  function fixedLine(factors, ok) {
+    const fixed = factors.filter((f) => f.levels === 1 && ok.length);
+    const line = byId("fixed-parameters");
+    line.hidden = fixed.length === 0;
+    line.textContent = fixed.length ? "The same in every successful config: " +
+      fixed.map((f) => f.name + " = " + valueText(valueOf(R.config[ok[0]], f.p))).join(", ") + "." : "";
+  }
+
+  const heatColour = (t) => {
+    // Fast (t = 0) green, through yellow, to slow (t = 1) red.
+    const stops = [[26, 152, 80], [254, 224, 139], [215, 48, 39]];
+    const x = Math.min(1, Math.max(0, t)) * 2, k = Math.min(1, Math.floor(x)), f = x - k;
+    return "rgb(" + stops[k].map((c, j) => Math.round(c + (stops[k + 1][j] - c) * f)).join(",") + ")";
+  };
+  function renderInteraction(problem, factors) {
+    const host = byId("interaction");
+    host.replaceChildren();
+    const ok = okOf[problem];
+    const ranked = factors.filter((f) => f.omega !== null && f.levels <= 48).sort((a, b) => b.omega - a.omega);
+    if (ranked.length < 2) {
+      host.appendChild(el("p", ok.length ? "Fewer than two parameters vary with few enough values: no interaction view." : "", "hint"));
+      return;
+    }
+    const [a, b] = ranked;
+    const order = (f) => [...f.groups.keys()].sort((x, y) => {
+      const vx = valueAt(f.p, x), vy = valueAt(f.p, y);
+      return typeof vx === "number" && typeof vy === "number" ? vx - vy : valueText(vx).localeCompare(valueText(vy));
+    });
+    const rowsA = order(a), colsB = order(b);
+    const cells = new Map();
+    let overall = Infinity, worst = 0, mean = 0;
+    const y = ok.map((i) => Math.log(R.median[i]));
+    y.forEach((v) => { mean += v; });
+    mean /= y.length;
+    let total = 0;
+    y.forEach((v) => { total += (v - mean) ** 2; });
+    ok.forEach((i, k) => {
+      const key = valueColumns[a.p][R.config[i]] * 65536 + valueColumns[b.p][R.config[i]];
+      let cell = cells.get(key);
+      if (!cell) cells.set(key, (cell = { n: 0, sum: 0, best: Infinity }));
+      cell.n++; cell.sum += y[k]; cell.best = Math.min(cell.best, R.median[i]);
+      overall = Math.min(overall, R.median[i]);
+    });
+    let between = 0;
+    cells.forEach((c) => { between += c.n * (c.sum / c.n - mean) ** 2; worst = Math.max(worst, c.best); });
+    const both = total > 0 ? between / total : 0;
+    host.appendChild(el("h3", "Interaction: " + a.name + " × " + b.name));
+    host.appendChild(el("p", "Each cell: the best time with that pair of values, relative to the problem's best (" +
+      fmt(overall) + " ms); the number of results below it. Together they explain " + pct(both) + " of the variance of " +
+      "log time (η²); alone " + pct(a.eta) + " and " + pct(b.eta) + ", so their interaction adds about " +
+      pct(Math.max(0, both - a.eta - b.eta)) + ".", "hint"));
+    const table = host.appendChild(el("table", null, "heatmap"));
+    const head = table.appendChild(el("thead")).appendChild(el("tr"));
+    head.appendChild(el("th", a.name + " \\ " + b.name, "corner"));
+    colsB.forEach((v) => head.appendChild(el("th", valueText(valueAt(b.p, v)))));
+    const body = table.appendChild(el("tbody"));
+    const span = Math.log(worst / overall) || 1;
+    rowsA.forEach((va) => {
+      const tr = body.appendChild(el("tr"));
+      tr.appendChild(el("th", valueText(valueAt(a.p, va))));
+      colsB.forEach((vb) => {
+        const cell = cells.get(va * 65536 + vb);
+        const td = tr.appendChild(el("td", null, "cell"));
+        if (!cell) { td.textContent = "–"; td.classList.add("none"); return; }
+        const t = Math.log(cell.best / overall) / span;
+        td.style.backgroundColor = heatColour(t);
+        td.style.color = t > 0.3 && t < 0.75 ? "#1d2330" : "#fff";
+        td.setAttribute("data-ms", String(cell.best));
+        td.appendChild(el("span", ratioText(cell.best / overall), "ratio"));
+        td.appendChild(el("span", "n=" + cell.n, "n"));
+ td.title = a.name + "=" + valueText(valueAt(a.p, va)) + ", " + b.name + "=" + valueText(valueAt(b.p, vb)) + ": best " + fmt(cell.best) + " ms over " + cell.n + " result(s)";
+      });
+    });
+  }
+
+  function renderImportance(problem) {
+    dropCharts("chart-importance");
+    const host = byId("importance-chart");
+    host.replaceChildren();
+    const ok = okOf[problem];
+    const factors = importanceOf[problem];
+    fixedLine(factors, ok);
+    const shown = factors.filter((f) => f.levels >= 2).sort((a, b) => (b.omega ?? -1) - (a.omega ?? -1));
+    if (shown.length === 0) {
+      host.appendChild(el("p", ok.length < 3 ? "Too few successful results to judge." : "No parameter varies.", "empty"));
+    } else {
+      const judged = shown.filter((f) => f.omega !== null);
+      const tooMany = shown.filter((f) => f.omega === null);
+      if (judged.length) {
+        const box = host.appendChild(el("div", null, "chart-box"));
+        box.style.height = 100 + 28 * judged.length + "px";
+        const canvas = box.appendChild(el("canvas"));
+        canvas.id = "chart-importance";
+        chart(canvas, {
+          type: "bar",
+          data: { labels: judged.map((f) => f.name + " (" + f.levels + ")"),
+                  datasets: [{ label: "share of variance (ω²)", data: judged.map((f) => 100 * f.omega), backgroundColor: PALETTE[0] }] },
+          options: { parsing: true, indexAxis: "y", plugins: { legend: { display: false },
+                     title: { display: true, text: "one-factor share of the variance of log time (%; values in brackets)" } },
+                     scales: { x: { min: 0, max: 100, title: { display: true, text: "% of variance" } },
+                               y: { ticks: { autoSkip: false } } } },
+        });
+      }
+      if (tooMany.length)
+        host.appendChild(el("p", "Too many values for the results to judge: " +
+          tooMany.map((f) => f.name + " (" + f.levels + " values)").join(", ") + ".", "hint"));
+    }
+    renderInteraction(problem, factors);
+  }
+
+  // Every problem at a glance: rows problems, columns parameters, ω² in percent.
+  (function importanceTable() {
+    const varying = P.map((_, p) => p).filter((p) => importanceOf.some((f) => f[p].levels >= 2));
+    fillTable(byId("importance-table"), ["problem", "ok results"].concat(varying.map((p) => P[p])),
+      data.problems.map((prob, k) => [prob.key, count(okOf[k].length)].concat(varying.map((p) => {
+        const f = importanceOf[k][p];
+        return f.levels < 2 ? "fixed" : f.omega === null ? "too many values" : pct(f.omega);
+      }))), [false, true].concat(varying.map(() => true)));
+  })();
+
+  // ---- problem-specific charts -----------------------------------------------------------------
+  const select = byId("problem-select");
   data.problems.forEach((p, k) => select.appendChild(el("option", p.key)).setAttribute("value", String(k)));
   let largest = 0;
   data.problems.forEach((p, k) => { if (p.size > data.problems[largest].size) largest = k; });
@@ -136,9 +263,9 @@
   function convergence(problem, xOf) {
     const points = [];
     let best = Infinity;
-    rows.filter((i) => R.problem[i] === problem).forEach((i, n) => {
-      if (R.status[i] === okStatus && R.median[i] !== null && R.median[i] < best) best = R.median[i];
-      if (best < Infinity) points.push({ x: xOf(i, n), y: best });
+    rowsOf[problem].forEach((i, k) => {
+      if (isOk(i) && R.median[i] < best) best = R.median[i];
+      if (best < Infinity) points.push({ x: xOf(i, k), y: best });
     });
     return points;
   }
@@ -146,7 +273,8 @@
   function histogram(values) {
     if (values.length === 0) return { labels: [], counts: [] };
     const logs = values.map(Math.log10);
-    const lo = Math.min(...logs), hi = Math.max(...logs);
+    let lo = Infinity, hi = -Infinity;
+    logs.forEach((v) => { lo = Math.min(lo, v); hi = Math.max(hi, v); });
     const bins = Math.max(1, Math.min(40, Math.ceil(Math.sqrt(values.length))));
     const width = (hi - lo) / bins || 1;
     const counts = new Array(bins).fill(0);
@@ -155,74 +283,177 @@
     return { labels, counts };
   }
 
+  // A readable subset of many points (evenly spaced through the run), so that no chart draws tens
+  // of thousands of dots.
+  const kMaxPoints = 6000;
+  function thin(ok) {
+    if (ok.length <= kMaxPoints) return ok;
+    const step = ok.length / kMaxPoints, out = [];
+    for (let k = 0; k < ok.length; k += step) out.push(ok[Math.floor(k)]);
+    return out;
+  }
+
   function renderSensitivity(problem) {
-    const host = document.getElementById("sensitivity");
-    Object.keys(charts).filter((id) => id.startsWith("chart-param-")).forEach((id) => { charts[id].destroy(); delete charts[id]; });
+    const host = byId("sensitivity");
+    dropCharts("chart-param-");
     host.replaceChildren();
-    const ok = okRows(problem);
-    data.parameters.forEach((name, p) => {
-      const values = [...new Set(ok.map((i) => data.configs[R.config[i]][p]))];
+    const ok = okOf[problem];
+    const factors = importanceOf[problem];
+    const points = thin(ok);
+    factors.forEach((f) => {
+      if (f.levels < 2) return;  // single-valued: the line of text above says its value
+      const values = [...f.groups.keys()].map((v) => valueAt(f.p, v));
       const numeric = values.every((v) => typeof v === "number");
-      values.sort((a, b) => (numeric ? a - b : String(a).localeCompare(String(b))));
-      const box = host.appendChild(el("div", null, "chart-box"));
-      const canvas = box.appendChild(el("canvas"));
-      canvas.id = "chart-param-" + p;
+      const canvas = chartBox(host, "chart-param-" + f.p);
+      const title = { display: true, text: "time vs " + f.name + (points.length < ok.length ? " (" + count(points.length) + " of " + count(ok.length) + " results)" : "") };
+      if (f.levels > 40 && numeric) {
+        // Many numeric values: the value itself on x.
+        const positive = values.every((v) => v > 0), spread = positive ? Math.max(...values) / Math.min(...values) : 0;
+        chart(canvas, {
+          type: "scatter",
+          data: { datasets: [{ label: f.name, data: points.map((i) => ({ x: valueOf(R.config[i], f.p), y: R.median[i] })), pointRadius: 2, backgroundColor: "rgba(47,111,221,0.45)" }] },
+          options: { plugins: { legend: { display: false }, title }, scales: { x: spread > 20 ? logAxis(f.name) : linAxis(f.name), y: logAxis("time (ms)") } },
+        });
+        return;
+      }
+      if (f.levels > 40) {
+        canvas.parentNode.replaceWith(el("p", f.name + ": " + f.levels + " distinct values, too many to chart.", "hint"));
+        return;
+      }
+      values.sort((a, b) => (numeric ? a - b : String(valueText(a)).localeCompare(String(valueText(b)))));
+      const slot = new Map(values.map((v, k) => [valueText(v), k]));
       // Categorical x (each distinct value one slot) with a little deterministic jitter.
-      const points = ok.map((i, n) => ({ x: values.indexOf(data.configs[R.config[i]][p]) + ((n * 0.6180339) % 1 - 0.5) * 0.35, y: R.median[i] }));
-      chart(canvas.id, {
+      const data_ = points.map((i, k) => ({ x: slot.get(valueText(valueOf(R.config[i], f.p))) + ((k * 0.6180339) % 1 - 0.5) * 0.35, y: R.median[i] }));
+      chart(canvas, {
         type: "scatter",
-        data: { datasets: [{ label: name, data: points, pointRadius: 2, backgroundColor: "rgba(47,111,221,0.45)" }] },
+        data: { datasets: [{ label: f.name, data: data_, pointRadius: 2, backgroundColor: "rgba(47,111,221,0.45)" }] },
         options: {
-          plugins: { legend: { display: false }, title: { display: true, text: "time vs " + name } },
+          plugins: { legend: { display: false }, title },
           scales: {
-            x: { type: "linear", min: -0.5, max: values.length - 0.5, title: { display: true, text: name },
+            x: { type: "linear", min: -0.5, max: values.length - 0.5, title: { display: true, text: f.name },
                  // One tick per distinct value, labelled with the value itself.
                  afterBuildTicks: (axis) => { axis.ticks = values.map((_, k) => ({ value: k })); },
-                 ticks: { callback: (v) => (values[v] !== undefined ? String(values[v]) : "") } },
+                 ticks: { callback: (v) => (values[v] !== undefined ? valueText(values[v]) : "") } },
             y: logAxis("time (ms)"),
           },
         },
       });
     });
-    if (data.parameters.length === 0) host.appendChild(el("p", "no parameters recorded", "empty"));
+    if (P.length === 0) host.appendChild(el("p", "no parameters recorded", "empty"));
+    else if (!host.firstChild) host.appendChild(el("p", ok.length ? "No parameter varies for this problem." : "No successful configs.", "empty"));
   }
 
-  const topColumns = [
-    { title: "rank", get: (i, r) => r + 1, num: true },
-    { title: "config", get: (i) => data.config_keys[R.config[i]] },
-    { title: "median ms", get: (i) => R.median[i], show: (v) => fmt(v), num: true },
-    { title: "spread (stdev) ms", get: (i) => R.stdev[i], show: (v) => fmt(v), num: true },
-    { title: "min–max ms", get: (i) => R.min[i], show: (v, i) => fmt(R.min[i]) + " – " + fmt(R.max[i]), num: true },
-    { title: "samples", get: (i) => R.samples[i], num: true },
-    { title: "GB/s", get: (i) => R.gbs[i], show: (v) => fmt(v), num: true },
-    { title: "GFLOP/s", get: (i) => R.gflops[i], show: (v) => fmt(v), num: true },
-    { title: "copy", get: (i) => R.copy[i], show: pct, num: true },
+  // ---- the results table: every result, filtered, sorted and paged -----------------------------
+  const runIds = data.runs.map((r) => r.id);
+  const noteOf = (i) => {
+    const notes = [];
+    if (R.flags[i] & 4) notes.push("time outside min–max");
+    if (R.flags[i] & 2) notes.push("cut short");
+    if (R.flags[i] & 1) notes.push("unverified");
+    return notes.join(", ");
+  };
+  const num = (column) => (i) => column[i];
+  const columns = [
+    { title: "#", get: null, num: true },
+    { title: "problem", get: (i) => data.problems[R.problem[i]].key },
+    { title: "config", get: rowKey },
+    { title: "status", get: (i) => data.statuses[R.status[i]] },
+    { title: "median ms", get: num(R.median), show: (v) => fmt(v), num: true },
+    { title: "min–max ms", get: num(R.min), show: (v, i) => fmt(R.min[i]) + " – " + fmt(R.max[i]), num: true },
+    { title: "stdev ms", get: num(R.stdev), show: (v) => fmt(v), num: true },
+    { title: "samples", get: num(R.samples), num: true },
+    { title: "GB/s", get: num(R.gbs), show: (v) => fmt(v), num: true },
+    { title: "GFLOP/s", get: num(R.gflops), show: (v) => fmt(v), num: true },
+    { title: "copy", get: num(R.copy), show: pct, num: true },
+    { title: "run", get: (i) => runIds[R.run[i]], num: true },
+    { title: "note", get: noteOf },
   ];
-  let topRows = [], sortColumn = 2, sortAscending = true;
-  function renderTop() {
-    const table = document.getElementById("top-table");
-    const ranked = topRows.map((i, r) => ({ i, r }));
-    const col = topColumns[sortColumn];
-    ranked.sort((a, b) => {
-      const x = col.get(a.i, a.r), y = col.get(b.i, b.r);
-      const c = x === null ? 1 : y === null ? -1 : typeof x === "number" ? x - y : String(x).localeCompare(String(y));
-      return sortAscending ? c : -c;
+  const view = { problem: String(largest), status: "ok", text: "", sort: 4, ascending: true, page: 0, size: 100, rows: [] };
+  const fProblem = byId("filter-problem"), fStatus = byId("filter-status"), fText = byId("filter-text"), fSize = byId("filter-page-size");
+  fProblem.appendChild(el("option", "all problems")).setAttribute("value", "all");
+  data.problems.forEach((p, k) => fProblem.appendChild(el("option", p.key)).setAttribute("value", String(k)));
+  [["all", "all"], ["ok", "ok"], ["failed", "failed (any)"]].concat(data.statuses.filter((s) => s !== "ok").map((s) => [s, s]))
+    .forEach(([value, label]) => fStatus.appendChild(el("option", label)).setAttribute("value", value));
+
+  function filterRows() {
+    const terms = view.text.toLowerCase().split(/\s+/).filter((t) => t);
+    const source = view.problem === "all" ? null : rowsOf[Number(view.problem)];
+    const statusIndex = data.statuses.indexOf(view.status);
+    const keep = (i) => {
+      if (view.status === "ok" && R.status[i] !== okStatus) return false;
+      if (view.status === "failed" && R.status[i] === okStatus) return false;
+      if (view.status !== "all" && view.status !== "ok" && view.status !== "failed" && R.status[i] !== statusIndex) return false;
+      if (terms.length) {
+        const key = lowerKey(R.config[i]);
+        for (const t of terms) if (!key.includes(t)) return false;
+      }
+      return true;
+    };
+    const rows = [];
+    if (source) source.forEach((i) => { if (keep(i)) rows.push(i); });
+    else for (let i = 0; i < n; i++) if (keep(i)) rows.push(i);
+    const col = columns[view.sort];
+    if (col.get) {
+      const sign = view.ascending ? 1 : -1;
+      const pairs = rows.map((i) => { const v = col.get(i); return [missing(v) || v === "" ? null : v, i]; });
+      pairs.sort(([a, x], [b, y]) => {
+        if (a === null || b === null) return a === b ? x - y : a === null ? 1 : -1;  // none last, either way
+        return a < b ? -sign : a > b ? sign : x - y;
+      });
+      view.rows = pairs.map((pair) => pair[1]);
+    } else {
+      view.rows = view.ascending ? rows : rows.reverse();
+    }
+  }
+
+  function renderTable() {
+    const pages = Math.max(1, Math.ceil(view.rows.length / view.size));
+    view.page = Math.min(Math.max(0, view.page), pages - 1);
+    const start = view.page * view.size, shown = view.rows.slice(start, start + view.size);
+    const table = byId("results-table");
+    fillTable(table, columns.map((c) => c.title),
+      shown.map((i, k) => columns.map((c) => {
+        if (!c.get) return start + k + 1;
+        const v = c.get(i);
+        return c.show ? c.show(v, i) : v;
+      })), columns.map((c) => !!c.num));
+    table.querySelectorAll("tbody tr").forEach((tr, k) => {
+      const i = shown[k];
+      if (i === undefined) return;
+      if (R.status[i] !== okStatus) tr.classList.add("failed");
+      if (R.flags[i] & 4) tr.classList.add("anomalous");
     });
-    fillTable(table, topColumns.map((c) => c.title),
-      ranked.map(({ i, r }) => topColumns.map((c) => (c.show ? c.show(c.get(i, r), i) : c.get(i, r)))),
-      topColumns.map((c) => !!c.num));
     table.querySelectorAll("th").forEach((th, k) => {
-      if (k === sortColumn) th.classList.add(sortAscending ? "sorted-asc" : "sorted-desc");
+      if (k === view.sort) th.classList.add(view.ascending ? "sorted-asc" : "sorted-desc");
       th.addEventListener("click", () => {
-        sortAscending = k === sortColumn ? !sortAscending : true;
-        sortColumn = k;
-        renderTop();
+        view.ascending = k === view.sort ? !view.ascending : true;
+        view.sort = k;
+        view.page = 0;
+        update();
       });
     });
+    byId("page-info").textContent = view.rows.length === 0 ? "no results match"
+      : "rows " + count(start + 1) + "–" + count(start + shown.length) + " of " + count(view.rows.length) +
+        (view.rows.length < n ? " (of " + count(n) + " results)" : "") + " · page " + (view.page + 1) + " of " + pages;
+    table.setAttribute("data-matching", String(view.rows.length));
   }
+  function update() { filterRows(); renderTable(); }
+  function setPage(page) { view.page = page; renderTable(); }
+  byId("page-first").addEventListener("click", () => setPage(0));
+  byId("page-prev").addEventListener("click", () => setPage(view.page - 1));
+  byId("page-next").addEventListener("click", () => setPage(view.page + 1));
+  byId("page-last").addEventListener("click", () => setPage(Infinity));
+  fProblem.addEventListener("change", () => { view.problem = fProblem.value; view.page = 0; update(); });
+  fStatus.addEventListener("change", () => { view.status = fStatus.value; view.page = 0; update(); });
+  fSize.addEventListener("change", () => { view.size = Number(fSize.value); view.page = 0; renderTable(); });
+  let typing = null;
+  fText.addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => { view.text = fText.value; view.page = 0; update(); }, 120);
+  });
 
   function renderFailures(problem) {
-    const host = document.getElementById("failures");
+    const host = byId("failures");
     host.replaceChildren();
     const groups = data.failures.filter((f) => f.problem === problem);
     if (groups.length === 0) { host.appendChild(el("p", "no failed configs for this problem", "empty")); return; }
@@ -232,7 +463,8 @@
       summary.appendChild(el("span", g.status, "status"));
       summary.appendChild(document.createTextNode(" · " + g.count + " config(s)"));
       g.messages.forEach((m) => {
-        details.appendChild(el("p", m.count + "× — e.g. " + m.example));
+        const p = details.appendChild(el("p", m.count + "× — e.g. "));
+        p.appendChild(configNode(m.example));
         details.appendChild(el("pre", m.text));
       });
     });
@@ -240,37 +472,38 @@
 
   function renderProblem() {
     const problem = Number(select.value);
-    const all = rows.filter((i) => R.problem[i] === problem);
-    const ok = okRows(problem);
+    const ok = okOf[problem];
     const b = bestOf[problem];
-    document.getElementById("problem-summary").textContent =
-      all.length + " evaluated, " + ok.length + " ok" + (b === null ? "" : " · best " + fmt(R.median[b]) + " ms: " + data.config_keys[R.config[b]]);
+    const summary = byId("problem-summary");
+    summary.replaceChildren(document.createTextNode(count(rowsOf[problem].length) + " evaluated, " + count(ok.length) + " ok" +
+      (b === null ? "" : " · best " + fmt(R.median[b]) + " ms: ")));
+    if (b !== null) summary.appendChild(configNode(rowKey(b)));
     chart("chart-convergence-time", {
       type: "line",
-      data: { datasets: [{ label: "best so far (ms)", data: convergence(problem, (i) => R.elapsed[i]), stepped: true, pointRadius: 0, borderColor: "#2f6fdd" }] },
+      data: { datasets: [{ label: "best so far (ms)", data: convergence(problem, (i) => R.elapsed[i]), stepped: true, pointRadius: 0, borderColor: PALETTE[0] }] },
       options: { scales: { x: linAxis("wall time (s, compiles included)"), y: logAxis("best time (ms)") }, plugins: { title: { display: true, text: "best so far vs wall time" } } },
     });
     chart("chart-convergence-evals", {
       type: "line",
-      data: { datasets: [{ label: "best so far (ms)", data: convergence(problem, (i, n) => n + 1), stepped: true, pointRadius: 0, borderColor: "#27ae60" }] },
+      data: { datasets: [{ label: "best so far (ms)", data: convergence(problem, (i, k) => k + 1), stepped: true, pointRadius: 0, borderColor: PALETTE[2] }] },
       options: { scales: { x: linAxis("evaluations"), y: logAxis("best time (ms)") }, plugins: { title: { display: true, text: "best so far vs evaluations" } } },
     });
     const h = histogram(ok.map((i) => R.median[i]));
     chart("chart-distribution", {
       type: "bar",
-      data: { labels: h.labels, datasets: [{ label: "configs", data: h.counts, backgroundColor: "#8e44ad" }] },
+      data: { labels: h.labels, datasets: [{ label: "configs", data: h.counts, backgroundColor: PALETTE[3] }] },
       options: { parsing: true, scales: { x: { title: { display: true, text: "time (ms, log-spaced bins)" } }, y: linAxis("configs") }, plugins: { legend: { display: false } } },
     });
+    renderImportance(problem);
     renderSensitivity(problem);
-    topRows = ok.slice().sort((x, y) => R.median[x] - R.median[y]).slice(0, 50);
-    sortColumn = 2;
-    sortAscending = true;
-    renderTop();
+    view.problem = String(problem);
+    fProblem.value = view.problem;
+    view.page = 0;
+    update();
     renderFailures(problem);
   }
   select.addEventListener("change", renderProblem);
+  fStatus.value = view.status;
   renderProblem();
-  // Milliseconds from navigation start until everything is drawn (read by the browser test).
-  document.body.setAttribute("data-render-ms", String(Math.round(performance.now())));
-  document.body.setAttribute("data-rendered", "true");
+  finishRendering();
 })();

@@ -1,25 +1,35 @@
-// Opens every cutune report in a folder with Debian's headless Chromium and checks what a reader
-// would notice: console errors, network requests (there must be none: the page is self-contained),
-// charts that did not draw, and load time. Keeps a full-page screenshot of each report.
+// Opens every cutune page in a folder (reports, the index, comparisons) with Debian's headless
+// Chromium and checks what a reader would notice: console errors, network requests (there must be
+// none: each page is self-contained), charts that did not draw, injected markup, size and load
+// time; on the index, links that lead nowhere; on reports, the results table's filter, sort and
+// pages, and devices shown with zeros instead of "unknown". Keeps a full-page screenshot of each.
 //
-//   node check_report.mjs REPORT_FOLDER SCREENSHOT_FOLDER [--max-load-ms N]
-// Exit status 0 when every report passes, 1 otherwise, 77 when Chromium is missing.
+//   node check_report.mjs FOLDER SCREENSHOT_FOLDER [--max-load-ms N] [--max-mb N] [--min-results N]
+//        [--expect-anomaly PREFIX] [--expect-unknown-device PREFIX]
+// --min-results: some report holds at least N results. --expect-anomaly: reports whose file name
+// starts with PREFIX must show a source-anomaly warning. --expect-unknown-device: such reports
+// must show "unknown" device fields.
+// Exit status 0 when every page passes, 1 otherwise, 77 when Chromium is missing.
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 const [folder, shots, ...rest] = process.argv.slice(2);
-const maxLoadIndex = rest.indexOf("--max-load-ms");
-const maxLoadMs = maxLoadIndex >= 0 ? Number(rest[maxLoadIndex + 1]) : 2000;
+const option = (name, fallback) => { const k = rest.indexOf(name); return k >= 0 ? rest[k + 1] : fallback; };
+const maxLoadMs = Number(option("--max-load-ms", 2000));
+const maxMb = Number(option("--max-mb", 5));
+const minResults = Number(option("--min-results", 0));
+const expectAnomaly = option("--expect-anomaly", null);
+const expectUnknown = option("--expect-unknown-device", null);
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 if (!fs.existsSync(executablePath)) {
   console.log(`SKIPPED: no Chromium at ${executablePath}`);
   process.exit(77);
 }
-const reports = fs.readdirSync(folder).filter((f) => f.endsWith(".html")).sort();
-if (reports.length === 0) {
-  console.error(`no .html reports in ${folder}`);
+const pages = fs.readdirSync(folder).filter((f) => f.endsWith(".html")).sort();
+if (pages.length === 0) {
+  console.error(`no .html pages in ${folder}`);
   process.exit(1);
 }
 fs.mkdirSync(shots, { recursive: true });
@@ -30,8 +40,9 @@ const browser = await chromium.launch({
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"],
 });
-let passed = 0, failed = 0;
-for (const file of reports) {
+let passed = 0, failed = 0, largest = 0;
+const kinds = {};
+for (const file of pages) {
   const problems = [];
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   const url = pathToFileURL(path.resolve(folder, file)).href;
@@ -43,7 +54,7 @@ for (const file of reports) {
   const started = Date.now();
   await page.goto(url, { waitUntil: "load" });
   try {
-    await page.waitForSelector("body[data-rendered=true]", { timeout: 10000 });
+    await page.waitForSelector("body[data-rendered=true]", { timeout: 20000 });
   } catch {
     problems.push("the page script never finished rendering");
   }
@@ -52,6 +63,8 @@ for (const file of reports) {
   const wallMs = Date.now() - started;
   const loadMs = Number(await page.evaluate(() => document.body.getAttribute("data-render-ms"))) || wallMs;
   if (loadMs > maxLoadMs) problems.push(`opened in ${loadMs} ms (harness wall time ${wallMs} ms), over ${maxLoadMs} ms`);
+  const kind = await page.evaluate(() => document.body.getAttribute("data-kind"));
+  kinds[kind] = (kinds[kind] || 0) + 1;
 
   // A chart rendered when its canvas has a size and at least some non-transparent pixels.
   const canvases = await page.evaluate(() =>
@@ -63,24 +76,97 @@ for (const file of reports) {
       for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) ink++;
       return { id: c.id, drawn: ink > 50 };
     }));
-  if (canvases.length === 0) problems.push("no charts on the page");
+  if (canvases.length === 0 && kind !== "index") problems.push("no charts on the page");
   canvases.filter((c) => !c.drawn).forEach((c) => problems.push(`chart ${c.id} is empty`));
   const injected = await page.evaluate(() => document.querySelectorAll("img").length);
   if (injected) problems.push(`${injected} <img> element(s) on the page: a database string was not escaped`);
 
+  // Zeros where a device is not known: "cc 0.0", "0 MHz × 0 bit", "driver / NVRTC 0 /".
+  const text = await page.evaluate(() => document.body.innerText);
+  for (const zero of [/cc 0\.0/, /\b0 MHz/, /\b0 bit/, /driver \/ NVRTC\s+0\b/, /compute capability\s+0\.0/])
+    if (zero.test(text)) problems.push(`the page shows a zero for an unknown device field (${zero})`);
+  if (expectUnknown && file.startsWith(expectUnknown) && kind === "report" && !/\bunknown\b/.test(text))
+    problems.push("a device known by name only, but no field says unknown");
+  if (expectAnomaly && file.startsWith(expectAnomaly)) {
+    const shown = await page.evaluate(() => { const w = document.getElementById("anomaly-warning"); return !!w && !w.hidden; });
+    if (!shown) problems.push("a source anomaly (time outside min–max) is not flagged");
+  }
+  // The footer may claim cutune's method only where every run is cutune's.
+  if (kind === "report") {
+    const foreign = await page.evaluate(() => document.querySelectorAll(".method.source-kernel_tuner, .method.source-t4").length);
+    const footer = await page.evaluate(() => document.getElementById("footer").textContent);
+    if (foreign && /L2 flushed/.test(footer)) problems.push("the footer claims cutune's measurement for imported runs");
+  }
+
+  let results = 0;
+  if (kind === "index") {
+    // Every link leads to a page in the folder.
+    const links = await page.evaluate(() => [...document.querySelectorAll("a[href]")].map((a) => a.getAttribute("href")));
+    if (links.length === 0) problems.push("the index links no report");
+    links.filter((l) => !fs.existsSync(path.resolve(folder, decodeURIComponent(l))))
+      .forEach((l) => problems.push(`the index links ${l}, which is not in the folder`));
+  }
+  if (kind === "report") try {
+    // The results table: every result reachable through filter and pages.
+    results = await page.evaluate(() => JSON.parse(document.getElementById("report-data").textContent).results.count);
+    const table = async () => page.evaluate(() => ({
+      matching: Number(document.getElementById("results-table").getAttribute("data-matching")),
+      rows: document.querySelectorAll("#results-table tbody tr").length,
+      info: document.getElementById("page-info").textContent,
+    }));
+    await page.selectOption("#filter-problem", "all");
+    await page.selectOption("#filter-status", "all");
+    const all = await table();
+    if (all.matching !== results) problems.push(`the results table offers ${all.matching} of ${results} results`);
+    if (all.rows > 500) problems.push(`the results table drew ${all.rows} rows at once`);
+    const firstTerm = await page.evaluate(() => {
+      const cell = document.querySelector("#results-table tbody td.config");
+      return cell ? cell.textContent.split(",")[0] : "";
+    });
+    if (firstTerm) {
+      await page.fill("#filter-text", firstTerm);
+      await page.waitForTimeout(300);
+      const narrowed = await table();
+      if (!(narrowed.matching >= 1 && narrowed.matching <= all.matching)) problems.push(`filtering by "${firstTerm}" left ${narrowed.matching} rows`);
+      await page.fill("#filter-text", "");
+      await page.waitForTimeout(300);
+    }
+    if (all.matching > 100) {
+      await page.click("#page-last", { timeout: 5000 });
+      const last = await table();
+      if (!(last.rows >= 1 && last.rows <= 100)) problems.push(`the last page shows ${last.rows} rows`);
+      await page.click("#page-first", { timeout: 5000 });
+    }
+    // Sorting by time, and the table's own state, must not throw (page errors are caught above).
+    await page.click("#results-table th:nth-child(5)", { timeout: 5000 });
+    await page.click("#results-table th:nth-child(5)", { timeout: 5000 });
+    // The heat map, where two parameters vary: cells with times.
+    const heat = await page.evaluate(() => document.querySelectorAll("table.heatmap td[data-ms]").length);
+    const shouldHeat = await page.evaluate(() => !!document.querySelector("#interaction h3"));
+    if (shouldHeat && heat === 0) problems.push("the interaction heat map has no cells");
+  } catch (e) {
+    problems.push(`the results table did not respond: ${e.message.split("\n")[0]}`);
+  }
+
   const size = fs.statSync(path.resolve(folder, file)).size;
-  if (size > 5e6) problems.push(`${(size / 1e6).toFixed(2)} MB, over the 5 MB limit`);
+  largest = Math.max(largest, results);
+  if (size > maxMb * 1e6) problems.push(`${(size / 1e6).toFixed(2)} MB, over the ${maxMb} MB limit`);
   await page.screenshot({ path: path.join(shots, file.replace(/\.html$/, ".png")), fullPage: true });
   await page.close();
+  const line = `${file} [${kind}] (${loadMs} ms, ${(size / 1e6).toFixed(2)} MB, ${canvases.length} charts${results ? ", " + results + " results" : ""})`;
   if (problems.length) {
     failed++;
-    console.log(`FAIL ${file} (${loadMs} ms, ${(size / 1e6).toFixed(2)} MB, ${canvases.length} charts)`);
+    console.log(`FAIL ${line}`);
     problems.forEach((p) => console.log(`  - ${p}`));
   } else {
     passed++;
-    console.log(`ok   ${file} (${loadMs} ms, ${(size / 1e6).toFixed(2)} MB, ${canvases.length} charts)`);
+    console.log(`ok   ${line}`);
   }
 }
 await browser.close();
-console.log(`${passed} passed, ${failed} failed`);
+if (largest < minResults) {
+  failed++;
+  console.log(`FAIL no report holds ${minResults} results (the largest: ${largest})`);
+}
+console.log(`${passed} passed, ${failed} failed; pages: ${JSON.stringify(kinds)}`);
 process.exit(failed ? 1 : 0);

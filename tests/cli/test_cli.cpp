@@ -778,3 +778,96 @@ TEST(CliProgress, LongCommandsPrintProgressLinesInAPipe) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.err, "");
 }
+
+// ---- tune report: the index and --compare (issue 21) ----------------------------------------------
+
+namespace {
+
+struct TwoDevices {
+  std::string path;
+  std::int64_t run_a = 0, run_b = 0;
+};
+
+// The scan problem n = 1024 on two devices, GPU-report-a and GPU-report-b, a run each.
+TwoDevices two_device_database(const std::filesystem::path& folder) {
+  TwoDevices made{(folder / "two.db").string()};
+  cutune::db::Store store(made.path);
+  const auto tmpl = store.upsert_template("scan", "h", "s");
+  const auto problem = store.upsert_problem({0, "scan", "n=1024,type=int32", 1024, "int32", "{}"});
+  for (const char* uuid : {"GPU-report-a", "GPU-report-b"}) {
+    cutune::db::DeviceRecord d;
+    d.uuid = uuid;
+    d.name = std::string("Report GPU ") + uuid[11];
+    const auto device = store.upsert_device(d);
+    const auto run = store.begin_run({0, "scan", device, tmpl, "brute_force", 1, "", "tune", "", "", "", ""});
+    (uuid[11] == 'a' ? made.run_a : made.run_b) = run;
+    for (int block : {128, 256}) {
+      cutune::db::ResultRecord r;
+      r.run_id = run;
+      r.device_id = device;
+      r.template_id = tmpl;
+      r.problem_id = problem;
+      r.config = "algo=warp,block=" + std::to_string(block);
+      r.config_json = R"({"algo":"warp","block":)" + std::to_string(block) + "}";
+      r.status = "ok";
+      r.time_ms_median = block == (uuid[11] == 'a' ? 128 : 256) ? 1.0 : 2.0;
+      r.launch_json = "[]";
+      store.add_result(r);
+    }
+    store.finish_run(run, "finished");
+  }
+  return made;
+}
+
+}  // namespace
+
+TEST(CliReport, WritesAnIndexBesideTheReports) {
+  const auto folder = temp_folder();
+  const auto db = two_device_database(folder.path());
+  const std::string out = (folder / "out").string();
+  const CommandRun run = tune("report --db " + db.path + " --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find(out + "/index.html\n"), std::string::npos) << run.out;
+  int pages = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) pages += entry.path().extension() == ".html";
+  EXPECT_EQ(pages, 3);  // a report per device, and the index
+  // A filtered selection gets an index of what it wrote; one run gets no index.
+  const std::string single = (folder / "single").string();
+  EXPECT_EQ(tune("report --db " + db.path + " --out " + single + " --run " + std::to_string(db.run_a)).exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(single) / "index.html"));
+}
+
+TEST(CliReport, CompareWritesOnePageForTwoRunsOrTwoDevices) {
+  const auto folder = temp_folder();
+  const auto db = two_device_database(folder.path());
+  const std::string out = (folder / "out").string();
+  for (const std::string& sides : std::vector<std::string>{"GPU-report-a GPU-report-b", "'Report GPU a' GPU-report-b",
+                                                           std::to_string(db.run_a) + " " + std::to_string(db.run_b)}) {
+    const CommandRun run = tune("report --db " + db.path + " --out " + out + " --compare " + sides);
+    ASSERT_EQ(run.exit_code, 0) << sides << ": " << run.err;
+    const std::string path = run.out.substr(0, run.out.find('\n'));
+    EXPECT_TRUE(std::filesystem::exists(path)) << run.out;
+    EXPECT_EQ(std::filesystem::path(path).filename().string().rfind("compare-", 0), 0u) << path;
+  }
+}
+
+TEST(CliReport, CompareBadInputIsOneLineAndExitTwo) {
+  const auto folder = temp_folder();
+  const auto db = two_device_database(folder.path());
+  const std::string out = (folder / "out").string();
+  const std::string with = " --db " + db.path + " --out " + out;
+  const std::string a = std::to_string(db.run_a), b = std::to_string(db.run_b);
+  expect_usage_error(tune("report --compare " + a + with), "--compare");
+  expect_usage_error(tune("report --compare " + a + " " + b + " 3" + with), "3");
+  expect_usage_error(tune("report --compare " + a + " 99" + with), "--compare: no run 99 in the database");
+  expect_usage_error(tune("report --compare 99999999999999999999 " + a + with), "no run 99999999999999999999");
+  expect_usage_error(tune("report --compare GPU-report-a GPU-nosuch" + with), "no run or device 'GPU-nosuch'");
+  expect_usage_error(tune("report --compare GPU-report GPU-report-a" + with), "matches 2 devices");
+  expect_usage_error(tune("report --compare " + a + " GPU-report-b" + with), "compare two runs or two devices");
+  expect_usage_error(tune("report --compare " + a + " " + a + with), "the same run twice");
+  expect_usage_error(tune("report --compare GPU-report-a GPU-report-a" + with), "the same device twice");
+  expect_usage_error(tune("report --compare GPU-report-a GPU-report-b --kernel reduce" + with), "share no problem");
+  expect_usage_error(tune("report --compare " + a + " " + b + " --run " + a + with), "give --run or --compare, not both");
+  expect_usage_error(tune("report --compare GPU-report-a GPU-report-b --device-uuid GPU-report-a" + with), "--device-uuid");
+  EXPECT_FALSE(std::filesystem::exists(out)) << "bad input wrote pages";
+}

@@ -1,8 +1,10 @@
 // Report generation without a browser: hostile strings stay inert, the data block round-trips,
-// and the page is complete and self-contained.
+// the page is complete and self-contained; provenance, unknown devices and source anomalies; the
+// index and comparisons.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "report.hpp"
@@ -52,6 +54,106 @@ std::size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
+nlohmann::json data_block(const std::string& page) {
+  const std::string open = R"(<script id="report-data" type="application/json">)";
+  const auto begin = page.find(open) + open.size();
+  const auto end = page.find("</script>", begin);
+  return nlohmann::json::parse(page.substr(begin, end - begin));
+}
+
+std::vector<unsigned char> base64_bytes(const std::string& text) {
+  static const std::string digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::vector<unsigned char> out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (char c : text) {
+    if (c == '=') break;
+    buffer = buffer << 6 | static_cast<unsigned>(digits.find(c));
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<unsigned char>(buffer >> bits & 0xff));
+    }
+  }
+  return out;
+}
+
+std::vector<float> floats(const nlohmann::ordered_json& column) {
+  EXPECT_EQ(column["type"], "f32");
+  const auto bytes = base64_bytes(column["data"]);
+  std::vector<float> values(bytes.size() / 4);
+  std::memcpy(values.data(), bytes.data(), values.size() * 4);
+  return values;
+}
+
+// Two devices, one of them imported by name; runs of cutune, Kernel Tuner and T4.
+struct Landscape {
+  cutune::testing::TempFolder folder{"cutune-report-index"};
+  std::string path = folder.file("l.db");
+  std::int64_t h100 = 0, a100 = 0, named = 0;
+  std::int64_t run_h100 = 0, run_a100 = 0, run_kt = 0, run_t4 = 0;
+  Landscape() {
+    db::Store store(path);
+    db::DeviceRecord d;
+    d.uuid = "GPU-h100";
+    d.name = "H100";
+    d.cc_major = 9;
+    d.memory_clock_khz = 2'619'000;
+    d.bus_width_bits = 5120;
+    d.driver_version = 13000;
+    d.nvrtc_version = "13.0";
+    h100 = store.upsert_device(d);
+    store.set_copy_bandwidth(h100, 3000);
+    d.uuid = "GPU-a100";
+    d.name = "A100";
+    d.cc_major = 8;
+    a100 = store.upsert_device(d);
+    db::DeviceRecord by_name;
+    by_name.uuid = "kernel-tuner-abc";
+    by_name.name = "RTX " + kEvil;
+    named = store.upsert_device(by_name);
+    const auto tmpl = store.upsert_template("scan", "h", "s");
+    const auto small = store.upsert_problem({0, "scan", "n=1000", 1000, "int32", "{}"});
+    const auto large = store.upsert_problem({0, "scan", "n=1000000", 1000000, "int32", "{}"});
+    const auto only_h100 = store.upsert_problem({0, "scan", "n=7", 7, "int32", "{}"});
+    const auto add = [&](std::int64_t run, std::int64_t device, std::int64_t problem, int block, double ms,
+                         std::optional<double> low = std::nullopt, std::optional<double> high = std::nullopt) {
+      db::ResultRecord r;
+      r.run_id = run;
+      r.device_id = device;
+      r.template_id = tmpl;
+      r.problem_id = problem;
+      r.config = "algo=warp,block=" + std::to_string(block);
+      r.config_json = R"({"algo":"warp","block":)" + std::to_string(block) + "}";
+      r.status = "ok";
+      r.time_ms_median = ms;
+      r.time_ms_min = low;
+      r.time_ms_max = high;
+      r.samples = low ? 5 : 0;
+      r.gbs = 100 / ms;
+      r.copy_fraction = 100 / ms / 3000;
+      r.launch_json = "[]";
+      store.add_result(r);
+    };
+    run_h100 = store.begin_run({0, "scan", h100, tmpl, "bayes_opt", 1, "", "tune", "cutune", "", "", ""});
+    add(run_h100, h100, small, 128, 1.0, 0.9, 1.1);
+    add(run_h100, h100, small, 256, 2.0, 1.9, 2.1);
+    add(run_h100, h100, large, 256, 10.0, 9.0, 11.0);
+    add(run_h100, h100, large, 512, 20.0, 19.0, 21.0);
+    add(run_h100, h100, only_h100, 64, 0.1, 0.1, 0.1);
+    run_a100 = store.begin_run({0, "scan", a100, tmpl, "bayes_opt", 1, "", "tune", "cutune", "", "", ""});
+    add(run_a100, a100, small, 128, 2.0, 1.9, 2.1);
+    add(run_a100, a100, large, 512, 15.0, 14.0, 16.0);
+    add(run_a100, a100, large, 256, 30.0, 29.0, 31.0);
+    run_kt = store.begin_run({0, "scan", named, tmpl, "kernel_tuner_import", 0, "", "import-kt x.json", "cutune", "", "", ""});
+    add(run_kt, named, small, 128, 5.0, 1.0, 2.0);  // the source's time lies outside its samples
+    add(run_kt, named, small, 256, 6.0, 5.5, 6.5);
+    run_t4 = store.begin_run({0, "scan", named, tmpl, "t4_import", 0, "", "import-t4 y.json", "cutune", "", "", ""});
+    add(run_t4, named, large, 128, 40.0);  // no samples
+    store.add_baseline({h100, "scan", "n=1000000", "CUB", 12.0, 10.0, "algo=warp,block=256", "", "abc"});
+  }
+};
+
 }  // namespace
 
 TEST(Report, HostileStringsStayInert) {
@@ -69,19 +171,56 @@ TEST(Report, DataBlockRoundTrips) {
   Fixture f;
   sql::Database db(f.path, sql::Database::Mode::read_only);
   const auto data = report::collect(db, {f.device, kEvil, std::nullopt});
-  const std::string page = report::render_html(data);
-  const std::string open = R"(<script id="report-data" type="application/json">)";
-  const auto begin = page.find(open) + open.size();
-  const auto end = page.find("</script>", begin);
-  const auto parsed = nlohmann::json::parse(page.substr(begin, end - begin));
+  const auto parsed = data_block(report::render_html(data));
   EXPECT_EQ(parsed["family"], kEvil);
   EXPECT_EQ(parsed["parameters"][0], kEvil);
-  EXPECT_EQ(parsed["results"]["median"].size(), 3u);
+  EXPECT_EQ(parsed["results"]["count"], 3);
   EXPECT_EQ(parsed["failures"][0]["status"], "compile_error");
   EXPECT_EQ(parsed["failures"][0]["messages"][0]["text"], kEvil);
   // The page says how many ok results were never checked against a reference.
   EXPECT_EQ(parsed["unverified"], 1);
-  EXPECT_NE(page.find("id=\"unverified-warning\""), std::string::npos);
+  EXPECT_NE(report::render_html(data).find("id=\"unverified-warning\""), std::string::npos);
+}
+
+TEST(Report, ResultsTravelAsPackedColumns) {
+  Fixture f;
+  sql::Database db(f.path, sql::Database::Mode::read_only);
+  const auto data = report::collect(db, {f.device, kEvil, std::nullopt});
+  const auto median = floats(data["results"]["median"]);
+  ASSERT_EQ(median.size(), 3u);
+  EXPECT_FLOAT_EQ(median[0], 1.0f);
+  EXPECT_FLOAT_EQ(median[1], 2.0f);
+  EXPECT_TRUE(std::isnan(median[2]));  // the failed config has no time
+  EXPECT_EQ(base64_bytes(data["results"]["config"]["data"]), (std::vector<unsigned char>{0, 1, 2}));
+  EXPECT_EQ(data["results"]["config"]["type"], "u8");
+  EXPECT_FALSE(data["results"].contains("gflops"));  // no result has one
+  // Their text is not "name=value" of their values, so each config carries its own.
+  EXPECT_EQ(data["configs"]["keys"].size(), 3u) << data["configs"]["keys"].dump();
+  EXPECT_EQ(data["parameter_values"][0][1], kEvil + "1");
+}
+
+TEST(Report, ConfigTextThatValuesDoNotRebuildIsKept) {
+  Landscape l;
+  {
+    db::Store store(l.path);
+    const auto tmpl = store.upsert_template("scan", "h", "s");
+    const auto problem = store.upsert_problem({0, "scan", "n=1000", 1000, "int32", "{}"});
+    db::ResultRecord r;
+    r.run_id = l.run_h100;
+    r.device_id = l.h100;
+    r.template_id = tmpl;
+    r.problem_id = problem;
+    r.config = "algo=warp,block=64,scale=0.5";
+    r.config_json = R"({"algo":"warp","block":64,"scale":0.5})";  // a float prints differently in JavaScript
+    r.status = "ok";
+    r.time_ms_median = 3;
+    r.launch_json = "[]";
+    store.add_result(r);
+  }
+  sql::Database db(l.path, sql::Database::Mode::read_only);
+  const auto data = report::collect(db, {l.h100, "scan", std::nullopt});
+  ASSERT_EQ(data["configs"]["keys"].size(), 1u) << data["configs"]["keys"].dump();
+  EXPECT_EQ(data["configs"]["keys"].begin().value(), "algo=warp,block=64,scale=0.5");
 }
 
 TEST(Report, FileNamesAreTame) {
@@ -99,4 +238,151 @@ TEST(Report, SelectionsCoverEveryDeviceAndFamily) {
   const auto selections = report::all_selections(db);
   ASSERT_EQ(selections.size(), 1u);
   EXPECT_EQ(selections[0].family, kEvil);
+}
+
+TEST(Report, DevicesKnownByNameShowNothingAsZero) {
+  Landscape l;
+  sql::Database db(l.path, sql::Database::Mode::read_only);
+  const auto named = report::collect(db, {l.named, "scan", std::nullopt})["device"];
+  EXPECT_TRUE(named["known_by_name_only"].get<bool>());
+  for (const char* field : {"compute_capability", "sm_count", "memory_bytes", "l2_bytes", "memory_clock_khz",
+                            "bus_width_bits", "theoretical_bandwidth_gbs", "driver_version", "nvrtc_version",
+                            "copy_bandwidth_gbs"})
+    EXPECT_TRUE(named[field].is_null()) << field << ": " << named[field];
+  const auto h100 = report::collect(db, {l.h100, "scan", std::nullopt})["device"];
+  EXPECT_FALSE(h100["known_by_name_only"].get<bool>());
+  EXPECT_EQ(h100["compute_capability"], "9.0");
+  EXPECT_EQ(h100["memory_clock_khz"], 2'619'000);
+  EXPECT_EQ(h100["copy_bandwidth_gbs"], 3000.0);
+  EXPECT_TRUE(h100["sm_count"].is_null());  // zero in the fixture: unknown, not 0
+}
+
+TEST(Report, EachRunSaysHowItWasMeasuredAndFlagsSourceAnomalies) {
+  Landscape l;
+  sql::Database db(l.path, sql::Database::Mode::read_only);
+  const auto imported = report::collect(db, {l.named, "scan", std::nullopt});
+  ASSERT_EQ(imported["runs"].size(), 2u);
+  const auto& kt = imported["runs"][0];
+  const auto& t4 = imported["runs"][1];
+  EXPECT_EQ(kt["provenance"]["source"], "kernel_tuner");
+  EXPECT_NE(kt["provenance"]["method"].get<std::string>().find("Kernel Tuner"), std::string::npos);
+  EXPECT_EQ(kt["provenance"]["method"].get<std::string>().find("L2 cache overwritten"), std::string::npos);
+  ASSERT_EQ(kt["anomalies"].size(), 1u);
+  EXPECT_EQ(kt["anomalies"][0]["kind"], "time_outside_range");
+  EXPECT_EQ(kt["anomalies"][0]["count"], 1);
+  EXPECT_EQ(kt["anomalies"][0]["examples"][0]["config"], "algo=warp,block=128");
+  EXPECT_EQ(t4["provenance"]["source"], "t4");
+  ASSERT_EQ(t4["anomalies"].size(), 1u);
+  EXPECT_EQ(t4["anomalies"][0]["kind"], "no_samples");
+  // The anomalous result is flagged for the results table (bit 4).
+  EXPECT_EQ(base64_bytes(imported["results"]["flags"]["data"])[0] & 4, 4);
+
+  const auto own = report::collect(db, {l.h100, "scan", std::nullopt});
+  EXPECT_EQ(own["runs"][0]["provenance"]["source"], "cutune");
+  EXPECT_NE(own["runs"][0]["provenance"]["method"].get<std::string>().find("L2 cache overwritten"), std::string::npos);
+  EXPECT_TRUE(own["runs"][0]["anomalies"].empty());
+}
+
+TEST(Report, IndexLinksEveryReportAndSetsDevicesSideBySide) {
+  Landscape l;
+  sql::Database db(l.path, sql::Database::Mode::read_only);
+  const auto selections = report::all_selections(db);
+  const auto index = report::collect_index(db, selections, "l.db");
+  EXPECT_EQ(index["kind"], "index");
+  ASSERT_EQ(index["reports"].size(), 3u);
+  for (std::size_t k = 0; k < selections.size(); ++k) {
+    const auto data = report::collect(db, selections[k]);
+    EXPECT_EQ(index["reports"][k]["file"], report::file_name(data, selections[k]));
+  }
+  EXPECT_EQ(index["reports"][2]["anomalies"], 1);
+  EXPECT_EQ(index["reports"][2]["sources"].size(), 2u);  // Kernel Tuner and T4
+  ASSERT_EQ(index["families"].size(), 1u);
+  const auto& scan = index["families"][0];
+  ASSERT_EQ(scan["problems"].size(), 3u);  // in size order
+  EXPECT_EQ(scan["problems"][0]["key"], "n=7");
+  const auto& large = scan["problems"][2];
+  EXPECT_EQ(large["key"], "n=1000000");
+  ASSERT_EQ(large["best"].size(), 3u);
+  EXPECT_EQ(large["best"][0]["ms"], 10.0);
+  EXPECT_EQ(large["best"][0]["config"], "algo=warp,block=256");
+  EXPECT_NEAR(large["best"][0]["copy"].get<double>(), 10.0 / 3000, 1e-12);
+  EXPECT_EQ(large["best"][1]["ms"], 15.0);
+  ASSERT_EQ(scan["baselines"].size(), 1u);
+  EXPECT_EQ(scan["baselines"][0]["library"], "CUB");
+
+  const std::string page = report::render_html(index);
+  EXPECT_EQ(count(page, "<img"), 0u);
+  EXPECT_EQ(page.find(kEvil), std::string::npos);
+  const auto path = report::write_index(db, selections, "l.db", (l.folder / "out").string());
+  EXPECT_EQ(std::filesystem::path(path).filename(), "index.html");
+}
+
+TEST(Report, SidesAreRunsOrDevicesByUuidPrefixOrName) {
+  Landscape l;
+  sql::Database db(l.path, sql::Database::Mode::read_only);
+  const auto run = report::resolve_side(db, std::to_string(l.run_a100));
+  EXPECT_EQ(run.device_id, l.a100);
+  EXPECT_EQ(run.run_id, l.run_a100);
+  EXPECT_EQ(report::resolve_side(db, "GPU-h100").device_id, l.h100);
+  EXPECT_FALSE(report::resolve_side(db, "GPU-h100").run_id.has_value());
+  EXPECT_EQ(report::resolve_side(db, "GPU-a").device_id, l.a100);
+  EXPECT_EQ(report::resolve_side(db, "A100").device_id, l.a100);
+  EXPECT_THROW(report::resolve_side(db, "GPU-"), report::BadSelection);  // two devices
+  EXPECT_THROW(report::resolve_side(db, "999"), report::BadSelection);
+  EXPECT_THROW(report::resolve_side(db, "99999999999999999999999"), report::BadSelection);
+  EXPECT_THROW(report::resolve_side(db, "nosuch"), report::BadSelection);
+  EXPECT_THROW(report::resolve_side(db, ""), report::BadSelection);
+}
+
+TEST(Report, ComparisonSetsSharedProblemsSideBySide) {
+  Landscape l;
+  sql::Database db(l.path, sql::Database::Mode::read_only);
+  const report::Comparison devices{report::resolve_side(db, "GPU-h100"), report::resolve_side(db, "GPU-a100"), std::nullopt};
+  const auto data = report::collect_comparison(db, devices);
+  ASSERT_EQ(data["families"].size(), 1u);
+  const auto& problems = data["families"][0]["problems"];
+  ASSERT_EQ(problems.size(), 2u);  // n=7 only on the H100
+  EXPECT_EQ(problems[0]["key"], "n=1000");
+  EXPECT_EQ(problems[0]["a"]["config"], problems[0]["b"]["config"]);
+  const auto& large = problems[1];
+  EXPECT_EQ(large["a"]["ms"], 10.0);
+  EXPECT_EQ(large["b"]["ms"], 15.0);
+  EXPECT_EQ(large["a"]["values"]["block"], 256);
+  EXPECT_EQ(large["b"]["values"]["block"], 512);
+  EXPECT_EQ(large["a_config_on_b"], 30.0);  // the H100's best (block 256) as the A100 measured it
+  EXPECT_EQ(large["b_config_on_a"], 20.0);
+  ASSERT_EQ(data["only_a"].size(), 1u);
+  EXPECT_EQ(data["only_a"][0]["key"], "n=7");
+  EXPECT_EQ(data["sides"][0]["runs"][0]["provenance"]["source"], "cutune");
+
+  const report::Comparison runs{report::resolve_side(db, std::to_string(l.run_h100)),
+                                report::resolve_side(db, std::to_string(l.run_kt)), std::nullopt};
+  const auto by_run = report::collect_comparison(db, runs);
+  EXPECT_EQ(by_run["families"][0]["problems"].size(), 1u);
+  EXPECT_EQ(by_run["sides"][1]["runs"][0]["provenance"]["source"], "kernel_tuner");
+  const std::string page = report::render_html(by_run);
+  EXPECT_EQ(count(page, "<img"), 0u);
+  EXPECT_EQ(page.find(kEvil), std::string::npos);
+  const auto path = report::write_comparison(db, runs, (l.folder / "out").string());
+  EXPECT_EQ(std::filesystem::path(path).filename(),
+            "compare-run-" + std::to_string(l.run_h100) + "-vs-run-" + std::to_string(l.run_kt) + ".html");
+}
+
+TEST(Report, ComparisonRefusesMismatchedSides) {
+  Landscape l;
+  sql::Database db(l.path, sql::Database::Mode::read_only);
+  const auto h100 = report::resolve_side(db, "GPU-h100");
+  const auto run = report::resolve_side(db, std::to_string(l.run_a100));
+  EXPECT_THROW(report::collect_comparison(db, {h100, run, std::nullopt}), report::BadSelection);
+  EXPECT_THROW(report::collect_comparison(db, {h100, h100, std::nullopt}), report::BadSelection);
+  EXPECT_THROW(report::collect_comparison(db, {run, run, std::nullopt}), report::BadSelection);
+  EXPECT_THROW(report::collect_comparison(db, {h100, report::resolve_side(db, "GPU-a100"), std::string("reduce")}),
+               report::BadSelection);
+  try {
+    report::collect_comparison(db, {report::resolve_side(db, std::to_string(l.run_t4)),
+                                    report::resolve_side(db, std::to_string(l.run_kt)), std::nullopt});
+    FAIL() << "runs of different problems compared";
+  } catch (const report::BadSelection& e) {
+    EXPECT_NE(std::string(e.what()).find("share no problem"), std::string::npos) << e.what();
+  }
 }

@@ -443,7 +443,26 @@ int tune(const TuneArgs& args) {
 int write_reports(const ReportArgs& args) {
   const std::string path = args.db ? *args.db : db::default_database_path();
   if (!std::filesystem::exists(path)) throw UsageError("no database at '" + path + "'");
+  if (!args.compare.empty() && args.run) throw UsageError("give --run or --compare, not both");
+  if (!args.compare.empty() && args.device_uuid)
+    throw UsageError("--device-uuid does not apply to --compare: name the devices in --compare itself");
   sql::Database db = db::open_for_reading(path);
+  // Where the reports cannot go is bad input (the --out folder), said in one line.
+  const auto unwritable = [&](const std::string& why) {
+    return UsageError("cannot write reports into '" + args.out + "': " + why);
+  };
+  if (!args.compare.empty()) {
+    try {
+      report::Comparison comparison{report::resolve_side(db, args.compare.at(0)), report::resolve_side(db, args.compare.at(1)),
+                                    args.kernel};
+      std::cout << report::write_comparison(db, comparison, args.out) << "\n";
+    } catch (const report::BadSelection& e) {
+      throw UsageError(std::string("--compare: ") + e.what());
+    } catch (const std::filesystem::filesystem_error& e) {
+      throw unwritable(e.code().message());
+    }
+    return 0;
+  }
   std::vector<report::Selection> selections;
   if (args.run) {
     auto s = db.prepare("SELECT device_id, family FROM runs WHERE id = ?1");
@@ -462,16 +481,13 @@ int write_reports(const ReportArgs& args) {
     }
     if (selections.empty()) throw UsageError("no results in '" + path + "' match the selection");
   }
-  // Where the reports cannot go is bad input (the --out folder), said in one line.
-  const auto unwritable = [&](const std::string& why) {
-    return UsageError("cannot write reports into '" + args.out + "': " + why);
-  };
-  for (const auto& selection : selections) {
-    try {
-      std::cout << report::write_report(db, selection, args.out) << "\n";
-    } catch (const std::filesystem::filesystem_error& e) {
-      throw unwritable(e.code().message());
-    }
+  try {
+    for (const auto& selection : selections) std::cout << report::write_report(db, selection, args.out) << "\n";
+    // The index links the reports just written: every (device, family) of the selection.
+    if (!args.run)
+      std::cout << report::write_index(db, selections, std::filesystem::path(path).filename().string(), args.out) << "\n";
+  } catch (const std::filesystem::filesystem_error& e) {
+    throw unwritable(e.code().message());
   }
   return 0;
 }

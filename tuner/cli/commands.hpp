@@ -48,6 +48,7 @@ struct ReportArgs {
   std::optional<std::string> kernel_file;     // a kernel spec (docs/kernel-spec.md) instead of --kernel
   std::optional<int> samples;                 // exactly this many timed samples per config
   std::optional<std::string> device_uuid;
+  std::vector<std::string> compare;  // two runs or two devices: one comparison page
   std::string out = "cutune-reports";
 };
 
@@ -64,7 +65,8 @@ int describe_space(const TuneArgs& args, bool as_json);
 int tune(const TuneArgs& args);
 int simulate_landscape(const TuneArgs& args);
 int strategy_bench(const TuneArgs& args);
-// `tune report`: one HTML file per (device, family), or per run with --run.
+// `tune report`: one HTML file per (device, family) and an index of them, or one per run with --run, or
+// a comparison of two runs or devices with --compare.
 int write_reports(const ReportArgs& args);
 
 }  // namespace cutune

@@ -84,6 +84,10 @@ int main(int argc, char** argv) {
   report->add_option("--kernel,-k", report_args.kernel, "only this family");
   report->add_option("--device-uuid", report_args.device_uuid, "only this device");
   report->add_option("--out,-o", report_args.out, "folder for the HTML files (default: cutune-reports)");
+  report->add_option("--compare", report_args.compare,
+                     "A B: one page with the problems two runs (ids) or two devices (uuid, uuid prefix or name) both "
+                     "measured, side by side")
+      ->expected(2);
   TuneArgs space_args;
   bool space_json = false;
   CLI::App* space = app.add_subcommand("space", "print a family's tuning space: axes, values, constraints, config counts");
