@@ -107,6 +107,12 @@ class IntColumn {
 
 bool imported_by_name(const std::string& uuid) { return uuid.rfind("kernel-tuner-", 0) == 0; }
 
+// A device's name for titles; an import may have stored none.
+std::string display_name(const json& device) {
+  const std::string name = device.value("name", std::string());
+  return name.empty() ? "(unnamed device)" : name;
+}
+
 json device_json(sql::Database& db, std::int64_t device_id) {
   auto s = db.prepare(
       "SELECT name, uuid, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, memory_clock_khz, bus_width_bits, "
@@ -334,7 +340,7 @@ json collect(sql::Database& db, const Selection& sel) {
   data["device"] = device_json(db, sel.device_id);
   data["runs"] = runs_json(db, sel.device_id, sel.family, sel.run_id);
   data["scope"] = sel.run_id ? fmt::format("run {}", *sel.run_id) : std::string("all runs");
-  data["title"] = fmt::format("cutune: {} on {}", sel.family, data["device"]["name"].get<std::string>());
+  data["title"] = fmt::format("cutune: {} on {}", sel.family, display_name(data["device"]));
 
   // Results, columnar: one packed array per field, configs, problems, statuses and runs by index.
   // Reports open databases read-only, unmigrated: columns newer than the file read as their defaults.
@@ -550,8 +556,9 @@ std::string file_name(const json& data, const Selection& sel) {
                           data["device"].value("uuid", std::string()), sel.run_id);
 }
 
-std::string write_report(sql::Database& db, const Selection& selection, const std::string& folder) {
-  const json data = collect(db, selection);
+std::string write_report(sql::Database& db, const Selection& selection, const std::string& folder, bool link_index) {
+  json data = collect(db, selection);
+  if (link_index) data["index_file"] = "index.html";
   return write_page(data, folder, file_name(data, selection));
 }
 
@@ -749,7 +756,7 @@ std::map<std::int64_t, SideBest> side_problems(sql::Database& db, const Side& si
 }
 
 std::string side_name(const Side& side, const json& device) {
-  return side.run_id ? fmt::format("run {}", *side.run_id) : device["name"].get<std::string>();
+  return side.run_id ? fmt::format("run {}", *side.run_id) : display_name(device);
 }
 
 }  // namespace

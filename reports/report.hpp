@@ -45,7 +45,9 @@ std::string render_html(const nlohmann::ordered_json& data);
 std::string file_name(const nlohmann::ordered_json& data, const Selection& selection);
 
 // Writes the report of `selection` into `folder` (created if needed); returns the file's path.
-std::string write_report(sql::Database& db, const Selection& selection, const std::string& folder);
+// link_index: the page links back to the index.html written beside it.
+std::string write_report(sql::Database& db, const Selection& selection, const std::string& folder,
+                         bool link_index = false);
 
 // The index of a database: every selection's report (linked by file name), the devices, and per
 // family the best config of each problem on each device side by side, with the fraction of copy

@@ -74,7 +74,13 @@ function keyValueTable(table, pairs) {
 
 // ---- numbers ---------------------------------------------------------------------------------
 function missing(x) { return x === null || x === undefined || Number.isNaN(x); }
-function fmt(x, digits) { return missing(x) ? "–" : Number(x).toPrecision(digits || 4); }
+// Four significant digits; whole numbers from 10 000 up (13,640 rather than 1.364e+4).
+function fmt(x, digits) {
+  if (missing(x)) return "–";
+  const v = Number(x);
+  if (Math.abs(v) >= 1e4 && Math.abs(v) < 1e12) return Math.round(v).toLocaleString("en-US");
+  return v.toPrecision(digits || 4);
+}
 function pct(x) { return missing(x) ? "–" : (100 * x).toFixed(1) + " %"; }
 function count(n) { return Number(n).toLocaleString("en-US"); }
 function ratioText(r) { return missing(r) ? "–" : r.toFixed(r < 10 ? 2 : 1) + "×"; }
@@ -167,7 +173,7 @@ function deviceRows(d) {
   const versions = missing(d.driver_version) && missing(d.nvrtc_version) ? "unknown"
     : known(d.driver_version) + " / " + known(d.nvrtc_version);
   return [
-    ["name", d.name],
+    ["name", deviceName(d)],
     ["UUID", d.known_by_name_only ? "none: imported, known by name only" : d.uuid],
     ["compute capability", known(d.compute_capability)],
     ["multiprocessors", known(d.sm_count)],
@@ -180,8 +186,10 @@ function deviceRows(d) {
     ["driver / NVRTC", versions],
   ];
 }
+// A device's name; an import may have stored none.
+function deviceName(d) { return d.name ? d.name : "(unnamed device)"; }
 function deviceLabel(d) {
-  return d.name + (d.compute_capability ? " (cc " + d.compute_capability + ")" : d.known_by_name_only ? " (known by name only)" : "");
+  return deviceName(d) + (d.compute_capability ? " (cc " + d.compute_capability + ")" : d.known_by_name_only ? " (known by name only)" : "");
 }
 
 // The runs, one row each, and under each its command in full: commands are long (paths, every

@@ -4,7 +4,7 @@
   const data = readData();
   document.body.setAttribute("data-kind", "compare");
   const [A, B] = data.sides;
-  const nameOf = (s) => (s.kind === "run" ? s.name + " (" + s.device.name + ")" : deviceLabel(s.device));
+  const nameOf = (s) => (s.kind === "run" ? s.name + " (" + deviceName(s.device) + ")" : deviceLabel(s.device));
   byId("title").textContent = "cutune · " + A.name + " vs " + B.name;
   const shared = data.families.reduce((s, f) => s + f.problems.length, 0);
   byId("subtitle").textContent = "A: " + nameOf(A) + " · B: " + nameOf(B) + " · " + shared + " problem(s) in common" +
@@ -15,7 +15,7 @@
   fillTable(byId("sides-table"),
     ["side", "what", "device", "UUID", "compute capability", "copy bandwidth", "runs", "results", "measured"],
     [["A", A], ["B", B]].map(([label, s]) => [label, s.kind === "run" ? s.name + " (" + s.runs.map((r) => r.family).join(", ") + ")" : "every run on the device",
-      s.device.name, s.device.known_by_name_only ? "none: known by name only" : s.device.uuid, known(s.device.compute_capability),
+      deviceName(s.device), s.device.known_by_name_only ? "none: known by name only" : s.device.uuid, known(s.device.compute_capability),
       missing(s.device.copy_bandwidth_gbs) ? "not measured" : fmt(s.device.copy_bandwidth_gbs, 4) + " GB/s",
       s.runs.map((r) => r.id).join(", "), count(s.results), sourcesOf(s).join("; ")]),
     [false, false, false, false, false, true, false, true, false]);
@@ -46,35 +46,53 @@
     const mean = geomean(both.map((p) => p.a.ms / p.b.ms));
     section.appendChild(el("p", both.length
       ? "Over " + both.length + " problem(s) both solved, B's best is " + (mean >= 1 ? ratioText(mean) + " faster" : ratioText(1 / mean) + " slower") +
-        " than A's (geometric mean of A time / B time). \"Kept config\": the other side's best config as this side measured it, " +
-        "over this side's best — what keeping the other side's choice would cost."
+        " than A's (geometric mean of A time / B time). \"Kept config\": each side's best config as the other side measured it, " +
+        "against that side's best — what keeping the other side's choice would cost."
       : "No problem has a successful config on both sides.", "hint"));
+    // A side's best: its time and metrics, its config below.
+    const bestCell = (b) => {
+      if (missing(b.ms)) return el("span", "no successful config (" + count(b.results) + " results)", "empty");
+      const cell = el("div", null, "best");
+      cell.appendChild(el("strong", fmt(b.ms) + " ms"));
+      const metrics = [];
+      if (!missing(b.copy)) metrics.push("copy " + pct(b.copy));
+      if (!missing(b.gbs)) metrics.push(fmt(b.gbs) + " GB/s");
+      if (!missing(b.gflops)) metrics.push(fmt(b.gflops) + " GFLOP/s");
+      metrics.push(count(b.ok) + " ok of " + count(b.results));
+      cell.appendChild(el("div", metrics.join(" · "), "metrics"));
+      cell.appendChild(configNode(b.config, "div"));
+      return cell;
+    };
     const rows = family.problems.map((p) => {
       const ratio = !missing(p.a.ms) && !missing(p.b.ms) ? p.a.ms / p.b.ms : NaN;
       const diff = p.a.config && p.b.config ? changes(p.a.values, p.b.values) : [];
       const changed = !p.a.config || !p.b.config ? el("span", "–", "empty")
         : p.a.config === p.b.config ? el("span", "same config", "same") : el("span", diff.length ? diff.join("; ") : "configs differ", "changed");
-      const kept = (ms, best) => (missing(ms) ? "not measured" : fmt(ms) + " ms (" + ratioText(ms / best) + ")");
-      return [p.key, missing(p.a.ms) ? "no successful config" : fmt(p.a.ms), missing(p.b.ms) ? "no successful config" : fmt(p.b.ms),
+      const kept = el("div", null, "kept");
+      const keptLine = (label, ms, best) => kept.appendChild(el("div", label + ": " +
+        (missing(best) ? "–" : missing(ms) ? "not measured" : fmt(ms) + " ms, " + ratioText(ms / best) + " its best")));
+      if (p.a.config !== p.b.config) {
+        keptLine("A's on B", p.a_config_on_b, p.b.ms);
+        keptLine("B's on A", p.b_config_on_a, p.a.ms);
+      } else kept.appendChild(el("span", "–", "empty"));
+      return [p.key, bestCell(p.a), bestCell(p.b),
         missing(ratio) ? "–" : ratio >= 1 ? "B " + ratioText(ratio) + " faster" : "B " + ratioText(1 / ratio) + " slower",
-        pct(p.a.copy), pct(p.b.copy),
-        p.a.config ? configNode(p.a.config) : null, p.b.config ? configNode(p.b.config) : null, changed,
-        p.a.config && !missing(p.b.ms) ? kept(p.a_config_on_b, p.b.ms) : "–", p.b.config && !missing(p.a.ms) ? kept(p.b_config_on_a, p.a.ms) : "–"];
+        changed, kept];
     });
-    fillTable(section.appendChild(el("div", null, "scroll")).appendChild(el("table", null, "grid")),
-      ["problem", "A best (ms)", "B best (ms)", "B vs A", "A copy", "B copy", "A config", "B config", "changed parameters",
-        "A's config on B", "B's config on A"],
-      rows, [false, true, true, true, true, true, false, false, false, true, true],
-      [null, null, null, "nowrap", null, null, "config", "config", null, null, null]);
+    fillTable(section.appendChild(el("div", null, "scroll")).appendChild(el("table", null, "grid side-by-side")),
+      ["problem", "A: " + A.name, "B: " + B.name, "B vs A", "changed parameters", "kept config"],
+      rows, [false, false, false, true, false, false], [null, null, null, "nowrap", null, null]);
 
     const charts_ = section.appendChild(el("div", null, "charts"));
     if (both.length) {
       const canvas = chartBox(charts_, "chart-ratio-" + f);
       chart(canvas, {
         type: "bar",
-        data: { labels: both.map((p) => p.key), datasets: [{ label: "A time / B time", data: both.map((p) => p.a.ms / p.b.ms),
+        // Bars grow from 1: up where B is faster, down where it is slower.
+        data: { labels: both.map((p) => p.key), datasets: [{ label: "A time / B time", data: both.map((p) => p.a.ms / p.b.ms), base: 1,
                 backgroundColor: both.map((p) => (p.a.ms >= p.b.ms ? PALETTE[2] : PALETTE[4])) }] },
-        options: { parsing: true, scales: { y: logAxis("A time / B time (above 1: B faster)"), x: { ticks: { autoSkip: true } } },
+        options: { parsing: true, scales: { y: { ...logAxis("A time / B time (above 1: B faster)"), suggestedMin: 1, suggestedMax: 1 },
+                                            x: { ticks: { autoSkip: true } } },
                    plugins: { legend: { display: false }, title: { display: true, text: "speed of B relative to A, per problem" } } },
       });
     }

@@ -16,17 +16,17 @@
     const p = byId("anomaly-warning");
     p.hidden = false;
     p.textContent = "Source anomalies: " + anomalous.map((r) => count(r.anomalies) + " result(s) of " + r.family + " on " +
-      D[r.device].name).join(", ") + " have a time outside the min–max range of their own samples. Their reports say more.";
+      deviceName(D[r.device])).join(", ") + " have a time outside the min–max range of their own samples. Their reports say more.";
   }
   fillTable(byId("reports-table"),
     ["report", "family", "device", "results", "ok", "problems", "runs", "measured", "anomalies"],
-    data.reports.map((r) => [link(r.family + " on " + D[r.device].name, r.file), r.family, deviceLabel(D[r.device]),
+    data.reports.map((r) => [link(r.family + " on " + deviceName(D[r.device]), r.file), r.family, deviceLabel(D[r.device]),
       count(r.results), count(r.ok), r.problems, r.runs, r.sources.join("; "), r.anomalies ? count(r.anomalies) : ""]),
     [false, false, false, true, true, true, true, false, true]);
   const resultsOn = D.map((_, k) => data.reports.filter((r) => r.device === k).reduce((s, r) => s + r.results, 0));
   fillTable(byId("devices-table"),
     ["device", "UUID", "compute capability", "multiprocessors", "memory", "measured copy bandwidth", "results"],
-    D.map((d, k) => [d.name, d.known_by_name_only ? "none: imported, known by name only" : d.uuid, known(d.compute_capability),
+    D.map((d, k) => [deviceName(d), d.known_by_name_only ? "none: imported, known by name only" : d.uuid, known(d.compute_capability),
       known(d.sm_count), known(d.memory_bytes, (v) => fmt(v / 2 ** 30, 4) + " GiB"),
       missing(d.copy_bandwidth_gbs) ? "not measured" : fmt(d.copy_bandwidth_gbs, 4) + " GB/s", count(resultsOn[k])]),
     [false, false, false, true, true, true, true]);
@@ -62,7 +62,7 @@
             b.ms === fastest ? "fastest" : "slower"));
         const metrics = [];
         if (!missing(b.copy)) metrics.push("copy " + pct(b.copy));
-        else if (missing(D[k].copy_bandwidth_gbs)) metrics.push("copy: bandwidth not measured");
+        else if (missing(D[k].copy_bandwidth_gbs)) metrics.push("copy: not measured");
         if (!missing(b.gbs)) metrics.push(fmt(b.gbs) + " GB/s");
         if (!missing(b.gflops)) metrics.push(fmt(b.gflops) + " GFLOP/s");
         if (metrics.length) cell.appendChild(el("div", metrics.join(" · "), "metrics"));
@@ -93,7 +93,7 @@
         type: "bar",
         data: { labels: p.best.map((b) => deviceLabel(D[b.device])),
                 datasets: [{ label: "best time (ms)", data: p.best.map((b) => b.ms), backgroundColor: p.best.map((_, j) => PALETTE[j % PALETTE.length]) }] },
-        options: { parsing: true, indexAxis: "y", scales: { x: { ...logAxis("best time (ms)") } },
+        options: { parsing: true, indexAxis: "y", scales: { x: { ...linAxis("best time (ms)"), min: 0 } },
                    plugins: { legend: { display: false }, title: { display: true, text: family.name + ", " + p.key + ": best time per device" } } },
       });
     }

@@ -43,7 +43,13 @@
 
   // ---- header, device, runs, provenance --------------------------------------------------------
   const d = data.device;
-  byId("title").textContent = "cutune · " + data.family + " on " + d.name;
+  if (data.index_file) {
+    const back = byId("back");
+    back.hidden = false;
+    const a = back.appendChild(el("a", "← every report of this database"));
+    a.href = data.index_file;
+  }
+  byId("title").textContent = "cutune · " + data.family + " on " + deviceName(d);
   byId("subtitle").textContent = data.scope + " · " + count(n) + " results · " + data.problems.length + " problem(s)";
   keyValueTable(byId("device-table"), deviceRows(d));
   runsTable(byId("runs-table"), data.runs);

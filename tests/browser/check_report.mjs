@@ -99,13 +99,11 @@ for (const file of pages) {
   }
 
   let results = 0;
-  if (kind === "index") {
-    // Every link leads to a page in the folder.
-    const links = await page.evaluate(() => [...document.querySelectorAll("a[href]")].map((a) => a.getAttribute("href")));
-    if (links.length === 0) problems.push("the index links no report");
-    links.filter((l) => !fs.existsSync(path.resolve(folder, decodeURIComponent(l))))
-      .forEach((l) => problems.push(`the index links ${l}, which is not in the folder`));
-  }
+  // Every link leads to a page in the folder: the index to each report, a report back to the index.
+  const links = await page.evaluate(() => [...document.querySelectorAll("a[href]")].map((a) => a.getAttribute("href")));
+  if (kind === "index" && links.length === 0) problems.push("the index links no report");
+  links.filter((l) => !/^[\w.-]+\.html$/.test(l) || !fs.existsSync(path.resolve(folder, l)))
+    .forEach((l) => problems.push(`the page links ${l}, which is not a page in the folder`));
   if (kind === "report") try {
     // The results table: every result reachable through filter and pages.
     results = await page.evaluate(() => JSON.parse(document.getElementById("report-data").textContent).results.count);

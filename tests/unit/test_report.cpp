@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "report.hpp"
 #include "store.hpp"
@@ -385,4 +387,18 @@ TEST(Report, ComparisonRefusesMismatchedSides) {
   } catch (const report::BadSelection& e) {
     EXPECT_NE(std::string(e.what()).find("share no problem"), std::string::npos) << e.what();
   }
+}
+
+TEST(Report, ReportsWrittenWithTheIndexLinkBackToIt) {
+  Fixture f;
+  sql::Database db(f.path, sql::Database::Mode::read_only);
+  const std::string folder = (f.folder / "out").string();
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto linked = data_block(read(report::write_report(db, {f.device, kEvil, std::nullopt}, folder, true)));
+  EXPECT_EQ(linked["index_file"], "index.html");
+  const auto alone = data_block(read(report::write_report(db, {f.device, kEvil, std::nullopt}, folder)));
+  EXPECT_FALSE(alone.contains("index_file"));
 }

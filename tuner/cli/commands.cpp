@@ -482,7 +482,7 @@ int write_reports(const ReportArgs& args) {
     if (selections.empty()) throw UsageError("no results in '" + path + "' match the selection");
   }
   try {
-    for (const auto& selection : selections) std::cout << report::write_report(db, selection, args.out) << "\n";
+    for (const auto& selection : selections) std::cout << report::write_report(db, selection, args.out, !args.run) << "\n";
     // The index links the reports just written: every (device, family) of the selection.
     if (!args.run)
       std::cout << report::write_index(db, selections, std::filesystem::path(path).filename().string(), args.out) << "\n";
