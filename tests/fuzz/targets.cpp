@@ -21,9 +21,11 @@
 #include "core/error.hpp"
 #include "core/expression.hpp"
 #include "interchange.hpp"
+#if CUTUNE_FUZZ_SIMULATE  // the simulator needs the engine (libFuzzer builds go without: clang 14 cannot build it)
 #include "landscape.hpp"
 #include "simulator.hpp"
 #include "strategies/strategy.hpp"
+#endif
 
 extern char** environ;
 
@@ -182,6 +184,10 @@ Outcome run_import(Target target, const std::string& input, const Workspace& wor
 }
 
 Outcome run_simulate(const std::string& input, const Workspace& workspace, Rng& rng) {
+#if !CUTUNE_FUZZ_SIMULATE
+  (void)input, (void)workspace, (void)rng;
+  return failure("this build has no simulate target (CUTUNE_FUZZ_SIMULATE)");
+#else
   const std::string path = input_file(workspace, input, rng);
   try {
     const Landscape landscape = read_kernel_tuner_cache(path);
@@ -200,6 +206,7 @@ Outcome run_simulate(const std::string& input, const Workspace& workspace, Rng& 
   } catch (const std::exception& e) {
     return failure("unexpected " + type_name(e) + ": " + first_chars(e.what()));
   }
+#endif
 }
 
 Outcome run_expression(const std::string& input, Rng& rng) {
@@ -385,7 +392,8 @@ Outcome run_binary(Target target, const std::string& input, const Workspace& wor
   std::vector<std::string> arguments{tune};
   std::string database, before;
   if (target == Target::simulate) {
-    const auto names = strategy_names();
+    static const std::vector<std::string> names = {"brute_force", "random_sampling", "greedy_ils", "genetic_algorithm",
+                                                   "simulated_annealing", "bayes_opt"};
     arguments.insert(arguments.end(), {"--simulate", path, "--strategy", names[below(rng, names.size())], "--max-evals",
                                        "12", "--quiet", "--seed", std::to_string(below(rng, 1000))});
   } else {
