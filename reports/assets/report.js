@@ -176,7 +176,7 @@
     let total = 0;
     y.forEach((v) => { total += (v - mean) ** 2; });
     ok.forEach((i, k) => {
-      const key = valueColumns[a.p][R.config[i]] * 65536 + valueColumns[b.p][R.config[i]];
+      const key = valueColumns[a.p][R.config[i]] + "," + valueColumns[b.p][R.config[i]];
       let cell = cells.get(key);
       if (!cell) cells.set(key, (cell = { n: 0, sum: 0, best: Infinity }));
       cell.n++; cell.sum += y[k]; cell.best = Math.min(cell.best, R.median[i]);
@@ -200,7 +200,7 @@
       const tr = body.appendChild(el("tr"));
       tr.appendChild(el("th", valueText(valueAt(a.p, va))));
       colsB.forEach((vb) => {
-        const cell = cells.get(va * 65536 + vb);
+        const cell = cells.get(va + "," + vb);
         const td = tr.appendChild(el("td", null, "cell"));
         if (!cell) { td.textContent = "–"; td.classList.add("none"); return; }
         const t = Math.log(cell.best / overall) / span;
@@ -368,13 +368,14 @@
     { title: "min–max ms", get: num(R.min), show: (v, i) => fmt(R.min[i]) + " – " + fmt(R.max[i]), num: true },
     { title: "stdev ms", get: num(R.stdev), show: (v) => fmt(v), num: true },
     { title: "samples", get: num(R.samples), num: true },
-    { title: "GB/s", get: num(R.gbs), show: (v) => fmt(v), num: true },
-    { title: "GFLOP/s", get: num(R.gflops), show: (v) => fmt(v), num: true },
-    { title: "copy", get: num(R.copy), show: pct, num: true },
+    { title: "GB/s", get: num(R.gbs), show: (v) => fmt(v), num: true, needs: "gbs" },
+    { title: "GFLOP/s", get: num(R.gflops), show: (v) => fmt(v), num: true, needs: "gflops" },
+    { title: "copy", get: num(R.copy), show: pct, num: true, needs: "copy" },
     { title: "run", get: (i) => runIds[R.run[i]], num: true },
     { title: "note", get: noteOf },
-  ];
-  const view = { problem: String(largest), status: "ok", text: "", sort: 4, ascending: true, page: 0, size: 100, rows: [] };
+  ].filter((c) => !c.needs || data.results[c.needs]);  // metrics no result has get no column
+  const view = { problem: String(largest), status: "ok", text: "", sort: columns.findIndex((c) => c.title === "median ms"),
+                  ascending: true, page: 0, size: 100, rows: [] };
   const fProblem = byId("filter-problem"), fStatus = byId("filter-status"), fText = byId("filter-text"), fSize = byId("filter-page-size");
   fProblem.appendChild(el("option", "all problems")).setAttribute("value", "all");
   data.problems.forEach((p, k) => fProblem.appendChild(el("option", p.key)).setAttribute("value", String(k)));
