@@ -74,15 +74,34 @@ OutputChecker::OutputChecker(const std::string& arch) {
   module_ = std::make_unique<Module>(compiled.cubin);
 }
 
+namespace {
+
+// One checker per architecture for the process: a worker compiles the kernels once, whatever the
+// number of problems it is given.
+struct SharedCheckers {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<OutputChecker>> by_arch;
+};
+
+SharedCheckers& shared_checkers() {
+  static SharedCheckers checkers;
+  return checkers;
+}
+
+}  // namespace
+
 OutputChecker& OutputChecker::shared_for(const std::string& arch) {
-  // One per architecture for the process: a worker compiles the kernels once, whatever the
-  // number of problems it is given.
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<OutputChecker>> checkers;
-  std::lock_guard lock(mutex);
-  auto& checker = checkers[arch];
+  SharedCheckers& shared = shared_checkers();
+  std::lock_guard lock(shared.mutex);
+  auto& checker = shared.by_arch[arch];
   if (!checker) checker = std::make_unique<OutputChecker>(arch);
   return *checker;
+}
+
+void OutputChecker::release_all() {
+  SharedCheckers& shared = shared_checkers();
+  std::lock_guard lock(shared.mutex);
+  shared.by_arch.clear();
 }
 
 OutputCheck OutputChecker::check(const std::vector<Output>& outputs, CUstream stream) {

@@ -32,6 +32,10 @@ class OutputChecker {
 
   // The process's checker for `arch`, compiled on first use.
   static OutputChecker& shared_for(const std::string& arch);
+  // Frees every shared checker's module and buffer. A process calls it before it destroys the
+  // context they live in: left to the end of the process, their destructors would run after the
+  // context is gone (compute-sanitizer reported cuModuleUnload on an invalid handle at exit).
+  static void release_all();
 
   struct Output {
     const OutputRule* rule;

@@ -16,6 +16,7 @@
 #include <future>
 
 #include "device.hpp"
+#include "output_check.hpp"
 #include "spec_family.hpp"
 
 extern char** environ;
@@ -343,6 +344,11 @@ int serve_worker(int device_ordinal) {
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, -1);
   std::unique_ptr<Device> device;
+  // The GPU comparison kernels live per process (OutputChecker::shared_for) in the device's
+  // context: they must go before it does, and locals go in reverse order.
+  struct ReleaseCheckersFirst {
+    ~ReleaseCheckersFirst() { OutputChecker::release_all(); }
+  } release_checkers_first;
   std::unique_ptr<GpuEvaluator> evaluator;
   std::optional<Space> space;
   const Family* family = nullptr;

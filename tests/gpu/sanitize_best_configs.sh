@@ -28,14 +28,21 @@ for family in "${families[@]}"; do
     continue
   fi
   # The smallest problem's best config, as --problem and --restrict arguments.
-  read -r problem restrict config < <(python3 - "$db" "$family" <<'PY'
-import sqlite3, sys
+  # Labels become their numbers (from tune space --json): a label may also be an axis's name
+  # ("map == block" would compare two axes).
+  "$tune" space --kernel "$family" --json >"$folder/space.json"
+  read -r problem restrict config < <(python3 - "$db" "$family" "$folder/space.json" <<'PY'
+import json, sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 row = db.execute("""SELECT p.key, r.config FROM results r JOIN problems p ON p.id = r.problem_id
                     WHERE p.family = ? AND r.status = 'ok' ORDER BY p.size, r.time_ms_median LIMIT 1""",
                  (sys.argv[2],)).fetchone()
 key, config = row
-print(key, " && ".join(f"{n} == {v}" for n, v in (f.split("=", 1) for f in config.split(","))).replace(" ", "\x01"), config)
+axes = {a["name"]: dict(zip(a.get("labels", []), a["values"])) for a in json.load(open(sys.argv[3]))["axes"]}
+terms = []
+for name, value in (f.split("=", 1) for f in config.split(",")):
+    terms.append(f"{name} == {axes.get(name, {}).get(value, value)}")
+print(key, " && ".join(terms).replace(" ", "\x01"), config)
 PY
   )
   restrict=${restrict//$'\x01'/ }
@@ -53,6 +60,7 @@ PY
     else
       echo "FAIL  $family $tool  $problem  $config  exit $rc, result '$status' [$summary]"
       grep -E "=========" "$out" | head -20
+      grep -vE "=========" "$out" | tail -3
       failures=$((failures + 1))
     fi
   done
