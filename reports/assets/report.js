@@ -78,14 +78,18 @@
     (anomalies ? " Source anomalies are flagged above." : "");
 
   // ---- per-problem bests -----------------------------------------------------------------------
+  // Problems in size order; metrics no result has get no column.
+  const bySize = data.problems.map((_, k) => k).sort((x, y) => data.problems[x].size - data.problems[y].size);
+  const metrics = [["GB/s", "gbs", (b) => fmt(R.gbs[b])], ["GFLOP/s", "gflops", (b) => fmt(R.gflops[b])],
+    ["copy", "copy", (b) => pct(R.copy[b])]].filter(([, column]) => data.results[column]);
   fillTable(byId("sizes-table"),
-    ["problem", "config", "time (ms)", "GB/s", "GFLOP/s", "copy", "results"],
-    data.problems.map((p, k) => {
-      const b = bestOf[k];
+    ["problem", "config", "time (ms)"].concat(metrics.map(([title]) => title), ["results"]),
+    bySize.map((k) => {
+      const p = data.problems[k], b = bestOf[k];
       const results = count(okOf[k].length) + " ok of " + count(rowsOf[k].length);
-      return b === null ? [p.key, el("span", "no successful config", "empty"), null, null, null, null, results]
-        : [p.key, rowKey(b), fmt(R.median[b]), fmt(R.gbs[b]), fmt(R.gflops[b]), pct(R.copy[b]), results];
-    }), [false, false, true, true, true, true, true]);
+      return b === null ? [p.key, el("span", "no successful config", "empty"), null].concat(metrics.map(() => null), [results])
+        : [p.key, rowKey(b), fmt(R.median[b])].concat(metrics.map(([, , show]) => show(b)), [results]);
+    }), [false, false, true].concat(metrics.map(() => true), [true]));
   const sized = data.problems.map((p, k) => ({ x: p.size, y: bestOf[k] === null ? null : R.median[bestOf[k]] }))
     .filter((pt) => pt.y !== null && pt.x > 0).sort((a, b) => a.x - b.x);
   if (spansTwo(sized)) {
@@ -98,11 +102,13 @@
     byId("sizes-chart").appendChild(el("p", "A single problem size: no chart against size.", "hint"));
   }
 
+  const sizeOfKey = new Map(data.problems.map((p) => [p.key, p.size]));
+  const sizeOf = (key) => (sizeOfKey.has(key) ? sizeOfKey.get(key) : Infinity);
   if (data.baselines && data.baselines.length) {
     byId("baseline-section").hidden = false;
     fillTable(byId("baseline-table"),
       ["problem", "library", "library ms", "cutune ms", "speed-up", "measured"],
-      data.baselines.map((b) => [b.problem, b.library, fmt(b.library_ms), fmt(b.cutune_ms),
+      data.baselines.slice().sort((x, y) => sizeOf(x.problem) - sizeOf(y.problem)).map((b) => [b.problem, b.library, fmt(b.library_ms), fmt(b.cutune_ms),
         b.cutune_ms ? ratioText(b.library_ms / b.cutune_ms) : "–", b.measured_at]), [false, false, true, true, true, false]);
   }
 
