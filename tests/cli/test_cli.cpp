@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -367,6 +368,8 @@ TEST(CliReadOnly, ADatabaseInAFolderTheUserCannotWriteOpensForEveryReadingComman
   const auto folder = temp_folder();
   std::filesystem::create_directories(folder / "pkg");
   const std::string db = seeded_database(folder / "pkg");
+  std::set<std::string> written;  // by the writer: the database and its run lock file
+  for (const auto& entry : std::filesystem::directory_iterator(folder / "pkg")) written.insert(entry.path().filename());
   std::filesystem::create_directories(folder / "out");
   std::filesystem::permissions(folder.path(), std::filesystem::perms::owner_all | std::filesystem::perms::others_read |
                                                    std::filesystem::perms::others_exec);
@@ -385,7 +388,7 @@ TEST(CliReadOnly, ADatabaseInAFolderTheUserCannotWriteOpensForEveryReadingComman
   const CommandRun report = tune("report --db " + db + " --out " + (folder / "out").string(), as_user);
   EXPECT_EQ(report.exit_code, 0) << report.err;
   for (const auto& entry : std::filesystem::directory_iterator(folder / "pkg"))
-    EXPECT_EQ(entry.path().filename(), "kept.db") << "a reader left " << entry.path();
+    EXPECT_TRUE(written.count(entry.path().filename())) << "a reader left " << entry.path();
   // Reports into a folder the user cannot write, or cannot create: bad input, one line.
   expect_usage_error(tune("report --db " + db + " --out " + (folder / "pkg").string(), as_user),
                      "cannot write reports into");
