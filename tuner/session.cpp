@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,7 @@
 #include "compile_pool.hpp"
 #include "evaluate.hpp"
 #include "scheduler.hpp"
+#include "search_loop.hpp"
 #include "worker.hpp"
 #include "strategies/strategy.hpp"
 
@@ -311,6 +313,13 @@ SessionResult Session::run() {
 
   const std::uint64_t input_seed = options_.seed ^ 0x5eedULL;  // inputs: the same for every run of a seed
   Scheduler scheduler(lanes, space);
+  SearchLimits search_limits;
+  search_limits.evaluations = per_problem;
+  // Enough to keep every GPU and the compile pool busy; asked for more while the GPUs still have
+  // two configs each, and the pool one each, to work on.
+  search_limits.batch_size =
+      std::max({std::size_t{16}, 4 * static_cast<std::size_t>(options_.compile_jobs), 4 * lanes.size()});
+  search_limits.low_water = std::max(2 * lanes.size(), static_cast<std::size_t>(options_.compile_jobs));
   std::vector<TunedProblem> tuned_problems;
   for (std::size_t p = 0; p < options_.problems.size(); ++p) {
     if (stopped) break;
@@ -332,8 +341,73 @@ SessionResult Session::run() {
     std::optional<double> best_ms;
     std::string best_config;
     std::size_t problem_done = 0;
-    const auto account = [&](const Observation& observation, const std::string& key) {
-      strategy->observe(observation);
+
+    // The strategy proposes, the GPUs evaluate, and this thread alone stores what they finish.
+    SearchHooks hooks;
+    hooks.must_stop = must_stop;
+    // Every unseen config goes to the scheduler with its compile (urgent, or a prefetch hurried);
+    // the GPUs take them as their cubins are ready, while the pool compiles the rest.
+    hooks.dispatch = [&](const Config& config) -> std::variant<Scheduler::Job, Observation> {
+      const std::string key = space.key(config);
+      if (const auto it = already.find(key); it != already.end()) return Observation{config, it->second, 0};
+      const CompileRequest request = compile_request(family_, source, space, config, problem, device_.limits().arch());
+      std::shared_future<Compiled> compiling;
+      if (const auto it = prefetched_here.find(key); it != prefetched_here.end()) {
+        pool.hurry(compile_key(request));
+        compiling = it->second;
+        prefetched_here.erase(it);  // the scheduler's job holds it until evaluated
+      } else {
+        compiling = pool.submit(request, /*urgent=*/true);
+      }
+      return Scheduler::Job{0, config, std::move(compiling)};
+    };
+    hooks.record = [&](const Scheduler::Finished& finished) {
+      const Outcome& outcome = finished.outcome;
+      result.compile_wait_seconds += finished.compile_wait_seconds;
+      result.verify_seconds += outcome.verify_seconds;
+      result.benchmark_seconds += outcome.benchmark_seconds;
+
+      db::ResultRecord row;
+      row.run_id = result.run_id;
+      row.device_id = device_id;
+      row.template_id = template_id;
+      row.problem_id = problem_id;
+      row.config = space.key(finished.config);
+      row.config_json = space.json(finished.config);
+      row.status = to_string(outcome.status);
+      row.compile_s = finished.compile_seconds;
+      row.verify_s = outcome.verify_seconds;
+      row.benchmark_s = outcome.benchmark_seconds;
+      row.error = outcome.error;
+      row.error_index = outcome.error_index;
+      row.launch_json = outcome.launch_json.empty() ? "[]" : outcome.launch_json;
+      row.verified = outcome.verified;
+      row.cut_short = outcome.cut_short;
+      const Device& measured_on = *devices_[finished.lane];
+      if (measured_on.fingerprint().uuid != device_.fingerprint().uuid) row.measured_on = measured_on.fingerprint().uuid;
+      Observation observation{finished.config, std::nullopt,
+                              finished.compile_seconds + outcome.verify_seconds + outcome.benchmark_seconds};
+      if (outcome.measurement) {
+        const Measurement& m = *outcome.measurement;
+        row.time_ms_median = m.median_ms;
+        row.time_ms_min = m.min_ms;
+        row.time_ms_max = m.max_ms;
+        row.time_ms_stdev = m.stdev_ms;
+        row.samples = static_cast<int>(m.samples_ms.size());
+        if (work.bytes > 0) {
+          row.gbs = work.bytes / (m.median_ms * 1e-3) / 1e9;
+          row.copy_fraction = *row.gbs / copy_gbs;
+        }
+        if (work.flops > 0) row.gflops = work.flops / (m.median_ms * 1e-3) / 1e9;
+        observation.objective = m.median_ms;
+      }
+      row.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+      store_.add_result(row);
+      eta.record(problem, finished.lane_seconds);
+      return observation;
+    };
+    hooks.observed = [&](const Observation& observation) {
+      const std::string key = space.key(observation.config);
       if (observation.objective && (!best_ms || *observation.objective < *best_ms)) {
         best_ms = observation.objective;
         best_config = key;
@@ -347,91 +421,10 @@ SessionResult Session::run() {
                                   best_ms ? fmt::format("{:.4f} ms ({})", *best_ms, best_config) : "none yet"),
                       done == total);
     };
-
-    while (problem_done < per_problem && !must_stop()) {
-      // Enough to keep every GPU and the compile pool busy.
-      const std::size_t batch_size =
-          std::max({std::size_t{16}, 4 * static_cast<std::size_t>(options_.compile_jobs), 4 * lanes.size()});
-      // The GPUs have finished the last batch and wait while the strategy chooses the next.
-      const auto choosing = Clock::now();
-      std::vector<Config> batch = strategy->propose(std::min(batch_size, per_problem - problem_done));
-      result.strategy_seconds += std::chrono::duration<double>(Clock::now() - choosing).count();
-      if (batch.empty()) break;
-
-      // Every unseen config goes to the scheduler with its compile (urgent, or a prefetch hurried);
-      // the GPUs take them as their cubins are ready, while the pool compiles the rest.
-      std::vector<Scheduler::Job> jobs;
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        const std::string key = space.key(batch[i]);
-        if (const auto it = already.find(key); it != already.end()) {
-          ++result.skipped;
-          account({batch[i], it->second, 0}, key);
-          continue;
-        }
-        const CompileRequest request = compile_request(family_, source, space, batch[i], problem, device_.limits().arch());
-        std::shared_future<Compiled> compiling;
-        if (const auto it = prefetched_here.find(key); it != prefetched_here.end()) {
-          pool.hurry(compile_key(request));
-          compiling = it->second;
-          prefetched_here.erase(it);  // the scheduler's job holds it until evaluated
-        } else {
-          compiling = pool.submit(request, /*urgent=*/true);
-        }
-        jobs.push_back({i, batch[i], std::move(compiling)});
-      }
-      scheduler.submit(std::move(jobs));
-
-      // Stored as they finish, by this thread alone.
-      while (auto finished = scheduler.next_finished()) {
-        if (!stopped && must_stop()) scheduler.drop_queued();  // what runs finishes and is stored
-        const Outcome& outcome = finished->outcome;
-        const std::string key = space.key(finished->config);
-        result.compile_wait_seconds += finished->compile_wait_seconds;
-        result.verify_seconds += outcome.verify_seconds;
-        result.benchmark_seconds += outcome.benchmark_seconds;
-
-        db::ResultRecord row;
-        row.run_id = result.run_id;
-        row.device_id = device_id;
-        row.template_id = template_id;
-        row.problem_id = problem_id;
-        row.config = key;
-        row.config_json = space.json(finished->config);
-        row.status = to_string(outcome.status);
-        row.compile_s = finished->compile_seconds;
-        row.verify_s = outcome.verify_seconds;
-        row.benchmark_s = outcome.benchmark_seconds;
-        row.error = outcome.error;
-        row.error_index = outcome.error_index;
-        row.launch_json = outcome.launch_json.empty() ? "[]" : outcome.launch_json;
-        row.verified = outcome.verified;
-        row.cut_short = outcome.cut_short;
-        const Device& measured_on = *devices_[finished->lane];
-        if (measured_on.fingerprint().uuid != device_.fingerprint().uuid) row.measured_on = measured_on.fingerprint().uuid;
-        Observation observation{finished->config, std::nullopt,
-                                finished->compile_seconds + outcome.verify_seconds + outcome.benchmark_seconds};
-        if (outcome.measurement) {
-          const Measurement& m = *outcome.measurement;
-          row.time_ms_median = m.median_ms;
-          row.time_ms_min = m.min_ms;
-          row.time_ms_max = m.max_ms;
-          row.time_ms_stdev = m.stdev_ms;
-          row.samples = static_cast<int>(m.samples_ms.size());
-          if (work.bytes > 0) {
-            row.gbs = work.bytes / (m.median_ms * 1e-3) / 1e9;
-            row.copy_fraction = *row.gbs / copy_gbs;
-          }
-          if (work.flops > 0) row.gflops = work.flops / (m.median_ms * 1e-3) / 1e9;
-          observation.objective = m.median_ms;
-        }
-        row.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
-        store_.add_result(row);
-        eta.record(problem, finished->lane_seconds);
-        ++result.evaluated;
-        account(observation, key);
-      }
-      if (stopped) break;
-    }
+    const SearchTally tally = run_problem_search(*strategy, scheduler, search_limits, hooks);
+    result.evaluated += tally.evaluated;
+    result.skipped += tally.skipped;
+    result.strategy_seconds += tally.strategy_wait_seconds;
     done += per_problem - problem_done;  // a strategy that ran out early, or a budget
   }
   progress.finish();

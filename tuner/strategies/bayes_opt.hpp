@@ -46,6 +46,8 @@ class BayesOpt : public Strategy {
   std::string name() const override { return "bayes_opt"; }
   std::vector<Config> propose(std::size_t max_batch) override;
   void observe(const Observation& observation) override;
+  // With at most half as many configs outstanding as observed (see propose).
+  bool proposes_ahead() const override { return true; }
 
  private:
   struct Point {

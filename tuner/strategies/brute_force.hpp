@@ -10,6 +10,8 @@ class BruteForce : public Strategy {
   std::string name() const override { return "brute_force"; }
   std::vector<Config> propose(std::size_t max_batch) override;
   void observe(const Observation&) override {}
+  // Its order never depends on what it observed.
+  bool proposes_ahead() const override { return true; }
 
  private:
   std::vector<Config> configs_;

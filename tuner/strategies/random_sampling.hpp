@@ -10,6 +10,8 @@ class RandomSampling : public Strategy {
   std::string name() const override { return "random_sampling"; }
   std::vector<Config> propose(std::size_t max_batch) override;
   void observe(const Observation& observation) override { state_.record(observation); }
+  // Its draws never depend on what it observed.
+  bool proposes_ahead() const override { return true; }
 
  private:
   SearchState state_;

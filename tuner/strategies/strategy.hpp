@@ -4,8 +4,9 @@
 // before, and is deterministic for a given seed.
 //
 // The caller observes every config of a batch before asking for the next batch (it may stop
-// early and drop the strategy at any point). A strategy may return fewer configs than asked for
-// (sequential ones return one); an empty batch means it has nothing left to propose.
+// early and drop the strategy at any point), unless the strategy proposes ahead (below). A strategy
+// may return fewer configs than asked for (sequential ones return one); an empty batch means it
+// has nothing left to propose.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,6 +40,11 @@ class Strategy {
   // Up to `max_batch` configs to evaluate next; empty when the strategy has nothing left.
   virtual std::vector<Config> propose(std::size_t max_batch) = 0;
   virtual void observe(const Observation& observation) = 0;
+  // Whether the strategy may be asked for more while configs it proposed are still unobserved
+  // (the session then keeps the GPUs fed while it chooses). Such a strategy returns an empty batch
+  // for "not before those results" while configs are outstanding; empty with none outstanding
+  // still means nothing is left.
+  virtual bool proposes_ahead() const { return false; }
 };
 
 // A strategy and the options the user gave it (tune --strategy NAME --strategy-option k=v).

@@ -1,0 +1,182 @@
+// One problem's search over simulated GPUs (run_problem_search): a strategy that proposes ahead is
+// asked while the GPUs still have work, one that does not is asked only with nothing outstanding,
+// no config is evaluated twice or lost, the budget holds, stored configs are not evaluated, and a
+// stop drops what is queued but records what was running.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "copy.hpp"
+#include "search_loop.hpp"
+#include "strategies/strategy.hpp"
+
+using namespace cutune;
+
+namespace {
+
+// A GPU taking a fixed time per config.
+class TimedLane : public Lane {
+ public:
+  explicit TimedLane(std::chrono::microseconds per_config) : per_config_(per_config) {}
+  void set_problem(const Problem&, std::uint64_t) override {}
+  void prepare(const Problem&, std::uint64_t) override {}
+  Outcome evaluate(const Space& space, const Config& config, const Compiled&, std::optional<double>) override {
+    std::this_thread::sleep_for(per_config_);
+    Outcome o;
+    // Times that differ by config, so that a model-based strategy has something to learn.
+    o.measurement = summarize({1.0 + static_cast<double>(std::hash<std::string>{}(space.key(config)) % 1000) / 100.0});
+    return o;
+  }
+  double setup_seconds() const override { return 0; }
+
+ private:
+  std::chrono::microseconds per_config_;
+};
+
+std::shared_future<Compiled> compiled_now() {
+  std::promise<Compiled> p;
+  Compiled c;
+  c.ok = true;
+  p.set_value(c);
+  return p.get_future().share();
+}
+
+// Wraps a strategy and records, at every call of propose, how many configs it had proposed and
+// not yet seen observed.
+class Watched : public Strategy {
+ public:
+  explicit Watched(std::unique_ptr<Strategy> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  std::vector<Config> propose(std::size_t max_batch) override {
+    asked_with_outstanding.push_back(proposed - observed);
+    auto batch = inner_->propose(max_batch);
+    proposed += batch.size();
+    if (!batch.empty()) outstanding_after_batch.push_back({proposed - observed, observed});
+    return batch;
+  }
+  void observe(const Observation& o) override {
+    ++observed;
+    inner_->observe(o);
+  }
+  bool proposes_ahead() const override { return inner_->proposes_ahead(); }
+
+  std::size_t proposed = 0, observed = 0;
+  std::vector<std::size_t> asked_with_outstanding;
+  std::vector<std::pair<std::size_t, std::size_t>> outstanding_after_batch;  // (outstanding, observed)
+
+ private:
+  std::unique_ptr<Strategy> inner_;
+};
+
+struct Searched {
+  SearchTally tally;
+  std::multiset<std::string> evaluated, observed;
+};
+
+// One search of copy's sm_90 space on `lanes` simulated GPUs; configs in `stored` count as
+// measured before; `stop_after` evaluations, must_stop turns true.
+Searched search(Strategy& strategy, std::size_t lanes, const SearchLimits& limits,
+                const std::set<std::string>& stored = {}, std::size_t stop_after = SIZE_MAX) {
+  static CopyFamily copy;
+  static const Space space = copy.space(limits_for_arch("sm_90"));
+  std::vector<std::unique_ptr<TimedLane>> owned;
+  std::vector<Lane*> pointers;
+  for (std::size_t i = 0; i < lanes; ++i) {
+    owned.push_back(std::make_unique<TimedLane>(std::chrono::microseconds(300 + 200 * i)));
+    pointers.push_back(owned.back().get());
+  }
+  Scheduler scheduler(pointers, space);
+  Searched out;
+  SearchHooks hooks;
+  hooks.dispatch = [&](const Config& config) -> std::variant<Scheduler::Job, Observation> {
+    if (stored.count(space.key(config))) return Observation{config, 5.0, 0};
+    return Scheduler::Job{0, config, compiled_now()};
+  };
+  hooks.record = [&](const Scheduler::Finished& finished) {
+    out.evaluated.insert(space.key(finished.config));
+    return Observation{finished.config, finished.outcome.measurement->median_ms, 0.001};
+  };
+  hooks.observed = [&](const Observation& o) { out.observed.insert(space.key(o.config)); };
+  hooks.must_stop = [&] { return out.evaluated.size() >= stop_after; };
+  out.tally = run_problem_search(strategy, scheduler, limits, hooks);
+  return out;
+}
+
+const Space& copy_space() {
+  static CopyFamily copy;
+  static const Space space = copy.space(limits_for_arch("sm_90"));
+  return space;
+}
+
+bool no_repeats(const std::multiset<std::string>& keys) { return std::set<std::string>(keys.begin(), keys.end()).size() == keys.size(); }
+
+}  // namespace
+
+TEST(SearchLoop, AStrategyThatProposesAheadIsAskedWhileTheGpusStillHaveWork) {
+  const std::size_t space_size = copy_space().enumerate().size();
+  ASSERT_GT(space_size, 40u);
+  Watched strategy(make_strategy("brute_force", copy_space(), 1));
+  const Searched s = search(strategy, 2, {space_size, 8, 4});
+  EXPECT_EQ(s.tally.evaluated, space_size);
+  EXPECT_EQ(s.evaluated.size(), space_size);
+  EXPECT_TRUE(no_repeats(s.evaluated));
+  EXPECT_EQ(s.observed.size(), space_size);  // every result went back to the strategy
+  // Asked again with configs still out (at most the low-water mark), not only after a drain.
+  std::size_t ahead = 0;
+  for (std::size_t outstanding : strategy.asked_with_outstanding) {
+    EXPECT_LE(outstanding, 4u);
+    ahead += outstanding > 0;
+  }
+  EXPECT_GT(ahead, 0u);
+}
+
+TEST(SearchLoop, AStrategyThatDoesNotProposeAheadIsAskedOnlyWithNothingOutstanding) {
+  Watched strategy(make_strategy("genetic_algorithm", copy_space(), 1));
+  ASSERT_FALSE(strategy.proposes_ahead());
+  const Searched s = search(strategy, 2, {60, 16, 4});
+  for (std::size_t outstanding : strategy.asked_with_outstanding) EXPECT_EQ(outstanding, 0u);
+  EXPECT_LE(s.tally.proposed, 60u);
+  EXPECT_EQ(s.tally.evaluated, s.evaluated.size());
+  EXPECT_TRUE(no_repeats(s.evaluated));
+}
+
+TEST(SearchLoop, BayesOptAskedAheadKeepsAtMostHalfAsManyOutstandingAsObserved) {
+  Watched strategy(make_strategy("bayes_opt", copy_space(), 3));
+  ASSERT_TRUE(strategy.proposes_ahead());
+  const Searched s = search(strategy, 2, {40, 16, 8});
+  EXPECT_EQ(s.tally.evaluated, 40u);
+  EXPECT_TRUE(no_repeats(s.evaluated));
+  // After the opening design, a batch never leaves more outstanding than max(2, observed / 2).
+  ASSERT_GT(strategy.outstanding_after_batch.size(), 2u);
+  for (std::size_t i = 1; i < strategy.outstanding_after_batch.size(); ++i) {
+    const auto [outstanding, observed] = strategy.outstanding_after_batch[i];
+    EXPECT_LE(outstanding, std::max<std::size_t>(2, observed / 2)) << "batch " << i << " after " << observed << " observed";
+  }
+}
+
+TEST(SearchLoop, StoredConfigsAreObservedNotEvaluatedAndTheBudgetCountsThem) {
+  const auto configs = copy_space().enumerate();
+  std::set<std::string> stored;
+  for (std::size_t i = 0; i < 10; ++i) stored.insert(copy_space().key(configs[i]));
+  Watched strategy(make_strategy("brute_force", copy_space(), 1));
+  const Searched s = search(strategy, 2, {30, 8, 4}, stored);
+  EXPECT_EQ(s.tally.skipped, 10u);
+  EXPECT_EQ(s.tally.evaluated, 20u);
+  EXPECT_EQ(s.tally.proposed, 30u);
+  for (const auto& key : stored) EXPECT_EQ(s.evaluated.count(key), 0u) << key;
+  EXPECT_EQ(s.observed.size(), 30u);
+}
+
+TEST(SearchLoop, AStopDropsWhatIsQueuedAndRecordsWhatWasRunning) {
+  const std::size_t space_size = copy_space().enumerate().size();
+  Watched strategy(make_strategy("brute_force", copy_space(), 1));
+  const Searched s = search(strategy, 2, {space_size, 32, 4}, {}, 5);
+  EXPECT_TRUE(s.tally.stopped);
+  EXPECT_GE(s.tally.evaluated, 5u);
+  EXPECT_LE(s.tally.evaluated, 5u + 2u);  // at most one more per GPU: those that were running
+  EXPECT_EQ(s.tally.evaluated + s.tally.dropped, s.tally.proposed);  // none lost in between
+  EXPECT_EQ(strategy.observed, s.tally.evaluated);
+}

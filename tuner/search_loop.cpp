@@ -1,0 +1,74 @@
+#include "search_loop.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace cutune {
+
+SearchTally run_problem_search(Strategy& strategy, Scheduler& scheduler, const SearchLimits& limits,
+                               const SearchHooks& hooks) {
+  using Clock = std::chrono::steady_clock;
+  SearchTally tally;
+  std::size_t in_flight = 0;  // handed to the scheduler and not yet back
+  bool exhausted = false;     // the strategy has nothing left to propose
+  const bool ahead = strategy.proposes_ahead();
+
+  const auto stop = [&] {
+    tally.stopped = true;
+    const std::size_t dropped = scheduler.drop_queued();
+    tally.dropped += dropped;
+    in_flight -= dropped;
+  };
+  const auto observe = [&](const Observation& observation) {
+    strategy.observe(observation);
+    hooks.observed(observation);
+  };
+
+  while (true) {
+    const bool may_ask = !exhausted && !tally.stopped && tally.proposed < limits.evaluations &&
+                         (ahead ? in_flight <= limits.low_water : in_flight == 0);
+    if (may_ask && hooks.must_stop()) {
+      stop();
+    } else if (may_ask) {
+      const auto choosing = Clock::now();
+      std::vector<Config> batch = strategy.propose(std::min(limits.batch_size, limits.evaluations - tally.proposed));
+      const double seconds = std::chrono::duration<double>(Clock::now() - choosing).count();
+      tally.strategy_seconds += seconds;
+      if (in_flight == 0) tally.strategy_wait_seconds += seconds;
+      if (batch.empty()) {
+        // With configs in flight an empty batch means "not before their results" (a strategy
+        // keeps its proposals from outrunning what it knows); with none, nothing is left.
+        if (in_flight == 0) exhausted = true;
+      } else {
+        tally.proposed += batch.size();
+        std::vector<Scheduler::Job> jobs;
+        for (const Config& config : batch) {
+          auto dispatched = hooks.dispatch(config);
+          if (auto* job = std::get_if<Scheduler::Job>(&dispatched)) {
+            job->index = jobs.size();
+            jobs.push_back(std::move(*job));
+          } else {
+            ++tally.skipped;
+            observe(std::get<Observation>(dispatched));
+          }
+        }
+        in_flight += jobs.size();
+        if (!jobs.empty()) scheduler.submit(std::move(jobs));
+        continue;  // below the low-water mark still (a small batch, stored configs): ask again
+      }
+    }
+    if (in_flight == 0) break;  // done, stopped, exhausted or out of budget, with nothing to wait for
+    auto finished = scheduler.next_finished();
+    if (!finished) {  // everything left was dropped
+      in_flight = 0;
+      continue;
+    }
+    --in_flight;
+    if (!tally.stopped && hooks.must_stop()) stop();  // what runs finishes and is recorded
+    ++tally.evaluated;
+    observe(hooks.record(*finished));
+  }
+  return tally;
+}
+
+}  // namespace cutune

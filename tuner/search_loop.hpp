@@ -1,0 +1,56 @@
+#pragma once
+// One problem's search on the GPUs of a scheduler: the strategy proposes, the scheduler's lanes
+// evaluate, and every finished evaluation goes back to the strategy as an observation. The loop
+// keeps work queued ahead of the GPUs when the strategy can propose before its last configs are
+// observed (Strategy::proposes_ahead), so that no GPU waits while the strategy chooses or while
+// the last configs of a batch run on the other GPUs. Other strategies are asked only when nothing
+// is in flight, as the Strategy contract has them.
+//
+// The caller (the session) says what a proposed config costs (a scheduler job, or a result it has
+// stored already), stores finished evaluations, and decides when to stop; the loop owns the
+// order of proposing, handing out and observing.
+#include <cstddef>
+#include <functional>
+#include <variant>
+
+#include "scheduler.hpp"
+#include "strategies/strategy.hpp"
+
+namespace cutune {
+
+struct SearchLimits {
+  std::size_t evaluations = 0;  // configs this problem may take, those already stored included
+  std::size_t batch_size = 16;  // the most configs asked for at once
+  // A strategy that proposes ahead is asked for more once no more than this many configs are
+  // queued or running: enough to keep every GPU busy while it chooses, few enough that it chooses
+  // with what the others taught it.
+  std::size_t low_water = 2;
+};
+
+struct SearchHooks {
+  // A proposed config: the scheduler's job to evaluate it, or the observation of a result stored
+  // before (nothing to evaluate).
+  std::function<std::variant<Scheduler::Job, Observation>(const Config&)> dispatch;
+  // Stores a finished evaluation; returns what the strategy learns from it.
+  std::function<Observation(const Scheduler::Finished&)> record;
+  // Every observation, once the strategy has it (progress, the best so far).
+  std::function<void(const Observation&)> observed;
+  // Asked before each proposal and after each finished evaluation; once true, nothing queued is
+  // evaluated and nothing more is proposed, but what runs finishes and is recorded.
+  std::function<bool()> must_stop;
+};
+
+struct SearchTally {
+  std::size_t proposed = 0;   // configs the strategy gave, stored ones included
+  std::size_t evaluated = 0;  // finished evaluations recorded
+  std::size_t skipped = 0;    // proposed configs that were stored already
+  std::size_t dropped = 0;    // queued when the search stopped, never evaluated
+  double strategy_seconds = 0;       // the strategy's time proposing, in all
+  double strategy_wait_seconds = 0;  // of which with nothing queued or running: every GPU waited
+  bool stopped = false;       // must_stop said so
+};
+
+SearchTally run_problem_search(Strategy& strategy, Scheduler& scheduler, const SearchLimits& limits,
+                               const SearchHooks& hooks);
+
+}  // namespace cutune
