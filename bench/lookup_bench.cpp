@@ -2,8 +2,10 @@
 // same lookup::Database, with the same query again and with a different n on every call. Two
 // databases: 100 000 results of 500 configs per problem, and 11 130 configs per problem (222 600
 // results). The stale rows come after one result was stored without a refresh, as while a tuner
-// is writing; the last two after every result of one device was stored again, as by a whole
-// tuning run that has not refreshed yet. Writes a Markdown table to stdout.
+// is writing; the next three after every result of one problem on one device was stored again,
+// as a tuning run killed before its refresh leaves it (the tuner refreshes after each problem);
+// the last two after every result of the device was, which no writer leaves since. Writes a
+// Markdown table to stdout.
 //
 //   lookup_bench [--dir FOLDER] [--repeats N] [--only 100k|11k]
 //
@@ -131,11 +133,18 @@ void build(const BenchDatabase& b, const std::string& path) {
 
 // Every result of the device `query` names stored again after the last refresh, as a whole
 // tuning run of it would (its times unchanged, so the answers are too).
-void rewrite_device(const std::string& path, const lookup::Query& query) {
+// Every result of the queried device stored again without a refresh: on one problem only (`key`),
+// as a tuning run that was killed leaves it (the tuner refreshes after each problem), or on all of
+// them (no writer leaves that since; older ones did, and a hand-made UPDATE can).
+void rewrite_device(const std::string& path, const lookup::Query& query, const std::string& key = {}) {
   db::Store store(path);
   sql::Transaction transaction(store.database());
-  store.database().prepare("UPDATE results SET time_ms_median = time_ms_median * 1.0 WHERE device_id = "
-                           "(SELECT id FROM devices WHERE uuid = ?1)").bind(1, query.device.uuid).run();
+  store.database()
+      .prepare("UPDATE results SET time_ms_median = time_ms_median * 1.0 WHERE device_id = "
+               "(SELECT id FROM devices WHERE uuid = ?1) AND (?2 = '' OR problem_id IN (SELECT id FROM problems WHERE key = ?2))")
+      .bind(1, query.device.uuid)
+      .bind(2, key)
+      .run();
   transaction.commit();
 }
 
@@ -199,7 +208,7 @@ std::string per_call(const PerCall& t) {
 struct Case {
   const char* name;
   lookup::Query query;
-  int stale = 0;  // 1: after store_one_result; 2: after rewrite_device too
+  int stale = 0;  // 1: after store_one_result; 2: one problem rewritten too; 3: the whole device
 };
 
 void run(const BenchDatabase& b, const std::string& path, int repeats) {
@@ -230,8 +239,11 @@ void run(const BenchDatabase& b, const std::string& path, int repeats) {
   cases.push_back({"exact device (UUID), stale", exact, 1});
   cases.push_back({"same compute capability, stale", same_cc, 1});
   cases.push_back({"family default, stale", unknown, 1});
-  cases.push_back({"exact device (UUID), its whole run stale", exact, 2});
-  cases.push_back({"family default, a whole run stale", unknown, 2});
+  cases.push_back({"exact device (UUID), a killed run's problem stale", exact, 2});
+  cases.push_back({"same compute capability, a killed run's problem stale", same_cc, 2});
+  cases.push_back({"family default, a killed run's problem stale", unknown, 2});
+  cases.push_back({"exact device (UUID), every result of it stale", exact, 3});
+  cases.push_back({"family default, every result of a device stale", unknown, 3});
 
   std::printf("\n%s: %lld results, %zu devices, %zu problems, %d configs per problem (%s)\n\n", b.name.c_str(),
               static_cast<long long>(results), b.devices.size(), b.sizes.size() * b.types.size(), b.configs, b.family.c_str());
@@ -241,7 +253,8 @@ void run(const BenchDatabase& b, const std::string& path, int repeats) {
   int stale = 0;
   for (const Case& c : cases) {
     if (c.stale >= 1 && stale < 1) store_one_result(b, path, exact);
-    if (c.stale >= 2 && stale < 2) rewrite_device(path, exact);
+    if (c.stale >= 2 && stale < 2) rewrite_device(path, exact, problem_key(exact.problem.size, exact.problem.dtype));
+    if (c.stale >= 3 && stale < 3) rewrite_device(path, exact);
     stale = c.stale;
     std::vector<double> cold_ms, cold_cpu_ms;
     std::string level;

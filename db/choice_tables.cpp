@@ -531,6 +531,31 @@ struct ChoiceReader::Impl {
     return pair;
   }
 
+  // The rule's choice over a single pair, read through the index of its fastest results rather
+  // than from all of them (a device's run stored again holds thousands per pair): over one pair
+  // every config's coverage is one, so the smallest log time wins; among equal quantised times the
+  // smaller config text, and of that config its first result in (log time, result id) order.
+  std::int64_t fastest_result(const Changed& c) {
+    Cursor s(db, R"sql(
+      SELECT id, config, time_ms_median FROM results INDEXED BY results_ok_by_problem
+      WHERE problem_id = ?1 AND device_id = ?2 AND status = 'ok' AND time_ms_median > 0
+      ORDER BY time_ms_median)sql");
+    s.bind(1, c.problem_id).bind(2, c.device_id);
+    std::int64_t chosen = 0, fastest = 0;
+    std::string chosen_config;
+    while (s.step()) {
+      const std::int64_t log_ms = quantised_log(s.real(2));
+      if (chosen && log_ms != fastest) break;  // quantised times rise with the order: past the tie
+      const std::string_view config = s.text(1);
+      if (!chosen || config < chosen_config || (config == chosen_config && s.integer(0) < chosen)) {
+        chosen = s.integer(0);
+        chosen_config = config;
+        fastest = log_ms;
+      }
+    }
+    return chosen;
+  }
+
   std::vector<SizeChoice> precomputed_sizes(const DeviceSet& devices) {
     std::map<std::int64_t, std::int64_t> by_size;
     {
@@ -560,9 +585,15 @@ struct ChoiceReader::Impl {
           unchanged.push_back({problem_id, device_id, size, decode_measurements(s.blob(2))});
         }
       }
-      std::vector<const Pair*> group = pointers(unchanged);
-      for (const Changed* c : changed_here) group.push_back(&current_pair(*c));
-      if (const std::int64_t result = chosen_result(group, *configs)) by_size[size] = result;
+      std::int64_t result = 0;
+      if (unchanged.empty() && changed_here.size() == 1) {
+        result = fastest_result(*changed_here.front());
+      } else {
+        std::vector<const Pair*> group = pointers(unchanged);
+        for (const Changed* c : changed_here) group.push_back(&current_pair(*c));
+        result = chosen_result(group, *configs);
+      }
+      if (result) by_size[size] = result;
       else by_size.erase(size);
     }
     std::vector<SizeChoice> out;

@@ -425,6 +425,10 @@ SessionResult Session::run() {
     result.evaluated += tally.evaluated;
     result.skipped += tally.skipped;
     result.strategy_seconds += tally.strategy_wait_seconds;
+    // Applications reading the database while the run goes on (or after it was killed) then find
+    // at most one problem's results unscored in the precomputed choices, which a lookup corrects
+    // in milliseconds; a whole run's worth would cost each cold lookup tens of them.
+    if (tally.evaluated > 0 && p + 1 < options_.problems.size()) store_.refresh_family_defaults();
     done += per_problem - problem_done;  // a strategy that ran out early, or a budget
   }
   progress.finish();

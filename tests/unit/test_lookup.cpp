@@ -730,6 +730,37 @@ TEST(LookupFromMemory, PrecomputedCorrectedAndScoredAnswersAgreeWithTheRule) {
   EXPECT_EQ(joined(db.check("refreshed in full")), "");
 }
 
+// A device whose results changed since the refresh on a pair that is alone at its size is answered
+// from that pair's fastest results; ties in time go to the smaller config text and, of that
+// config, to its first result, as the refreshed tables (the rule over the pair's every result) have it.
+TEST(LookupFromMemory, AStalePairAloneAtItsSizeBreaksTiesAsTheRefreshedTables) {
+  TempFolder folder;
+  const std::string path = folder.file("ties.db");
+  std::int64_t gpu = 0;
+  const std::string kA = "algo=warp,block=128,ept=1,vec=1,pad=0", kB = "algo=warp,block=256,ept=1,vec=1,pad=0";
+  {
+    db::Store store(path);
+    ResultsBuilder b(store);
+    gpu = b.device("GPU-ties", "Tie GPU", 9, 0);
+    b.result(gpu, "scan", kSmall, "int32", kSteady, 3.0);
+    store.refresh_family_defaults();
+    // After the refresh: two configs tie at 1.5 ms, the larger text first; the smaller one twice.
+    b.result(gpu, "scan", kSmall, "int32", kB, 1.5);
+    b.result(gpu, "scan", kSmall, "int32", kA, 1.5);
+    b.result(gpu, "scan", kSmall, "int32", kA, 1.5);
+  }
+  const auto query_of = [&] { return lookup::Query{"scan", {"GPU-ties", "", 9, 0}, {kSmall, "int32"}}; };
+  const auto stale = lookup::Database(path).find(query_of());
+  ASSERT_GT(scalar(path, "SELECT COUNT(*) FROM changed_results"), 0);
+  db::Store(path).refresh_family_defaults();
+  const auto refreshed = lookup::Database(path).find(query_of());
+  EXPECT_EQ(stale->level, Level::exact_device);
+  EXPECT_EQ(stale->config, kA);
+  EXPECT_EQ(stale->config, refreshed->config);
+  EXPECT_EQ(stale->time_ms, refreshed->time_ms);
+  EXPECT_EQ(stale->result_id, refreshed->result_id);  // the config's first result of the two
+}
+
 // ---- databases of schema version 5: no precomputed choices, read as they are --------------------------
 
 namespace {
