@@ -11,7 +11,9 @@
 // one status string). Exports add a "cutune" object (at the top and in each entry) that both
 // formats allow and other tools ignore; imports use it when present, so our own exports come
 // back unchanged, and otherwise derive what they can (see interchange_kernel_tuner.cpp).
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -36,11 +38,15 @@ struct ImportSummary {
   std::int64_t devices = 0, problems = 0, runs = 0, results = 0, cubins = 0;  // rows read from the input
 };
 
+// Told how far an import has got as it writes: `done` of `total` rows (results and cubins), now
+// and then and always for the last row, so that a command can show a progress line.
+using ImportProgress = std::function<void(std::size_t done, std::size_t total)>;
+
 // ---- cutune JSON ------------------------------------------------------------------------------
 void export_json(Store& store, const Selection& selection, const std::string& path);
-ImportSummary import_json(Store& store, const std::string& path);
+ImportSummary import_json(Store& store, const std::string& path, const ImportProgress& progress = {});
 // Reads another database (read-only, any schema version up to ours) into this one.
-ImportSummary merge_database(Store& store, const std::string& other_path);
+ImportSummary merge_database(Store& store, const std::string& other_path, const ImportProgress& progress = {});
 
 // ---- Kernel Tuner and T4 ----------------------------------------------------------------------
 // What to call imported results when the file itself does not say (a plain Kernel Tuner file
@@ -52,8 +58,10 @@ struct ImportTarget {
   std::string command;      // stored with the import's run
 };
 
-ImportSummary import_kernel_tuner(Store& store, const std::string& path, const ImportTarget& target = {});
-ImportSummary import_t4(Store& store, const std::string& path, const ImportTarget& target = {});
+ImportSummary import_kernel_tuner(Store& store, const std::string& path, const ImportTarget& target = {},
+                                  const ImportProgress& progress = {});
+ImportSummary import_t4(Store& store, const std::string& path, const ImportTarget& target = {},
+                        const ImportProgress& progress = {});
 // Both formats hold one device, kernel and problem: the selection must narrow down to exactly
 // one (device, problem) of a family; the newest template measured there is exported.
 void export_kernel_tuner(Store& store, const Selection& selection, const std::string& path);

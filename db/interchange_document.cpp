@@ -121,7 +121,8 @@ Json export_document(sql::Database& db, const Selection& selection) {
 // Reading a document: every section a list of objects, every row checked as it is read
 // (interchange_rows: device_from_json, problem_from_json, measurement_from_json, check_result),
 // and the references between sections resolved, all in one transaction.
-ImportSummary import_document(Store& store, const Json& document, const std::string& source) {
+ImportSummary import_document(Store& store, const Json& document, const std::string& source,
+                              const ImportProgress& progress) {
   using namespace interchange;
   const Json* format = document.is_object() ? member(document, "format") : nullptr;
   if (!format || *format != kFormat)
@@ -152,6 +153,8 @@ ImportSummary import_document(Store& store, const Json& document, const std::str
       return it->second;
     };
 
+    // Results and cubins are the rows that take the time; the other sections hold a handful each.
+    const std::size_t rows = section("results").size() + section("cubins").size();
     std::map<std::string, std::int64_t> device_id;
     for (std::size_t i = 0; i < section("devices").size(); ++i, ++summary.devices) {
       at("devices", i);
@@ -214,6 +217,7 @@ ImportSummary import_document(Store& store, const Json& document, const std::str
       measurement_from_json(r, result);
       check_result(result);
       store.insert_result(result);
+      report_progress(progress, i + 1, rows);
     }
     for (std::size_t i = 0; i < section("cubins").size(); ++i, ++summary.cubins) {
       at("cubins", i);
@@ -237,6 +241,7 @@ ImportSummary import_document(Store& store, const Json& document, const std::str
       cubin.nvrtc_version = text_or(c, "nvrtc_version", "", Text::label);
       cubin.created_at = text_or(c, "created_at", "", Text::label);
       store.put_cubin(cubin);
+      report_progress(progress, section("results").size() + i + 1, rows);
     }
     where.clear();
   });
@@ -252,17 +257,17 @@ void export_json(Store& store, const Selection& selection, const std::string& pa
   }
 }
 
-ImportSummary import_json(Store& store, const std::string& path) {
+ImportSummary import_json(Store& store, const std::string& path, const ImportProgress& progress) {
   std::string text;
   try {
     text = read_text_file(path);
   } catch (const FileError& e) {
     throw InterchangeError(e.what());
   }
-  return import_document(store, interchange::parse_json(text, path), path);
+  return import_document(store, interchange::parse_json(text, path), path, progress);
 }
 
-ImportSummary merge_database(Store& store, const std::string& other_path) {
+ImportSummary merge_database(Store& store, const std::string& other_path, const ImportProgress& progress) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(other_path, ec)) throw InterchangeError("no database at '" + other_path + "'");
   if (std::filesystem::equivalent(other_path, store.database().path(), ec))
@@ -274,7 +279,7 @@ ImportSummary merge_database(Store& store, const std::string& other_path) {
   } catch (const sql::DbError& e) {
     throw InterchangeError("cannot read '" + other_path + "': " + e.what());
   }
-  return import_document(store, document, other_path);
+  return import_document(store, document, other_path, progress);
 }
 
 }  // namespace cutune::db

@@ -342,7 +342,8 @@ std::string synthetic_device_uuid(const std::string& device_name) { return "kern
 
 // ---- Kernel Tuner ---------------------------------------------------------------------------------
 
-ImportSummary import_kernel_tuner(Store& store, const std::string& path, const ImportTarget& target) {
+ImportSummary import_kernel_tuner(Store& store, const std::string& path, const ImportTarget& target,
+                                  const ImportProgress& progress) {
   using namespace interchange;
   const Json file = read_document(path);
   // The whole file is judged before anything is written (interchange_kernel_tuner.hpp).
@@ -399,7 +400,7 @@ ImportSummary import_kernel_tuner(Store& store, const std::string& path, const I
       if (const Json* extension = member(*entry.json, "cutune")) measurement_from_json(*extension, r);
       check_result(r);
       store.insert_result(r);
-      ++summary.results;
+      report_progress(progress, static_cast<std::size_t>(++summary.results), cache.entries.size());
     }
   });
 }
@@ -524,7 +525,8 @@ std::vector<T4Result> read_t4_results(const Json& file, const std::string& sourc
 
 }  // namespace
 
-ImportSummary import_t4(Store& store, const std::string& path, const ImportTarget& target) {
+ImportSummary import_t4(Store& store, const std::string& path, const ImportTarget& target,
+                        const ImportProgress& progress) {
   using namespace interchange;
   const Json file = read_document(path);
   const std::vector<T4Result> results = read_t4_results(file, path);
@@ -584,7 +586,7 @@ ImportSummary import_t4(Store& store, const std::string& path, const ImportTarge
       if (const Json* extension = member(*entry.json, "cutune")) measurement_from_json(*extension, r);
       check_result(r);
       store.insert_result(r);
-      ++summary.results;
+      report_progress(progress, static_cast<std::size_t>(++summary.results), results.size());
     }
   });
 }

@@ -351,6 +351,10 @@ void keep_copy_bandwidth(Store& store, std::int64_t device_id, const DeviceRecor
       .run();
 }
 
+void report_progress(const ImportProgress& progress, std::size_t done, std::size_t total) {
+  if (progress && (done % 64 == 0 || done == total)) progress(done, total);
+}
+
 ImportSummary import_in_transaction(Store& store, const std::string& source,
                                     const std::function<void(ImportSummary&, std::string& where)>& fill) {
   ImportSummary summary;

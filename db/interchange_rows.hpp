@@ -57,6 +57,10 @@ std::int64_t find_or_insert_run(Store& store, const RunRecord& run);
 // A device's measured copy bandwidth comes along unless this database measured its own.
 void keep_copy_bandwidth(Store& store, std::int64_t device_id, const DeviceRecord& device);
 
+// Passes row `done` of `total` on to `progress` (when set) every 64 rows and for the last one:
+// a progress line formats its text on every call, which a 50,000-row import should not pay for.
+void report_progress(const ImportProgress& progress, std::size_t done, std::size_t total);
+
 // Runs `fill` in one write transaction and refreshes the family defaults afterwards. JSON type
 // and key errors become InterchangeError naming `source` and what `where` last said was read.
 ImportSummary import_in_transaction(Store& store, const std::string& source,

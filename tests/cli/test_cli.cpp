@@ -782,6 +782,34 @@ TEST(CliProgress, LongCommandsPrintProgressLinesInAPipe) {
   EXPECT_EQ(run.err, "");
 }
 
+TEST(CliProgress, ImportsAndMergesPrintProgressLinesOnStderrAndLeaveStdoutAlone) {
+  // Every import and the merge: stdout holds the one summary line it always held, stderr the
+  // progress line (in a pipe: every few seconds and once at the end, naming the command and file).
+  const auto folder = temp_folder();
+  const std::string landscape = std::string(CUTUNE_SHARED_DIR) + "/landscapes/pnpoly_RTX_3090.json.gz";
+  const std::string db = (folder / "a.db").string();
+  const auto expect_import = [](const CommandRun& run, const std::string& from, const std::string& into,
+                                const std::string& progress) {
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out, "imported 4092 results (1 devices, 1 problems, 1 runs, 0 cubins) from " + from + " into " + into + "\n");
+    EXPECT_NE(run.err.find(progress + " 4092/4092 rows  ETA 0s\n"), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find('\r'), std::string::npos) << "a pipe gets whole lines";
+  };
+  expect_import(tune("db import-kt " + landscape + " --db " + db), landscape, db, "[import-kt pnpoly_RTX_3090.json.gz]");
+
+  const std::string json = (folder / "all.json.gz").string(), t4 = (folder / "t4.json").string();
+  ASSERT_EQ(tune("db export " + json + " --db " + db).exit_code, 0);
+  ASSERT_EQ(tune("db export-t4 " + t4 + " --db " + db).exit_code, 0);
+  const std::string b = (folder / "b.db").string(), c = (folder / "c.db").string(), d = (folder / "d.db").string();
+  expect_import(tune("db import " + json + " --db " + b), json, b, "[import all.json.gz]");
+  expect_import(tune("db import-t4 " + t4 + " --db " + c), t4, c, "[import-t4 t4.json]");
+  expect_import(tune("db merge " + db + " --db " + d), db, d, "[merge a.db]");
+
+  const CommandRun quiet = tune("db merge " + db + " --db " + d + " --quiet");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+}
+
 // ---- tune report: the index and --compare (issue 21) ----------------------------------------------
 
 namespace {

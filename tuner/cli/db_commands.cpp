@@ -8,9 +8,11 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "catalog.hpp"
 #include "core/error.hpp"
+#include "core/progress.hpp"
 #include "integer_options.hpp"
 #include "run_lease.hpp"
 #include "interchange.hpp"
@@ -31,6 +33,34 @@ db::Selection selection_of(const DbArgs& args) { return {args.family, args.devic
 void print_import(const db::ImportSummary& s, const std::string& from, const std::string& into) {
   std::cout << fmt::format("imported {} results ({} devices, {} problems, {} runs, {} cubins) from {} into {}\n", s.results,
                            s.devices, s.problems, s.runs, s.cubins, from, into);
+}
+
+// Runs an import or merge into the database at `path` with a progress line on stderr
+// ("[import-kt cache.json.gz] 4096/11130 rows  ETA 1s"), then prints its summary: stdout holds that
+// one line only. The progress line is ended before an error is shown.
+int run_import(const DbArgs& args, const std::string& path, const std::string& command,
+               const std::function<db::ImportSummary(db::Store&, const db::ImportProgress&)>& import) {
+  db::Store store(path);
+  // Started at the first row written: reading and checking the whole file comes first, and would
+  // make the first rows' rate (and so the ETA) look many times slower than it is.
+  std::optional<ProgressLine> line;
+  const std::string what = command + " " + std::filesystem::path(args.file).filename().string();
+  const auto finish = [&] {
+    if (line) line->finish();
+  };
+  db::ImportSummary summary;
+  try {
+    summary = import(store, [&](std::size_t done, std::size_t total) {
+      if (!line) line.emplace(args.progress);
+      line->count(what, done, total, "rows");
+    });
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+  print_import(summary, args.file, path);
+  return 0;
 }
 
 int list_devices(db::Store& store) {
@@ -184,27 +214,27 @@ const std::map<std::string, Action>& actions() {
          return 0;
        }},
       {"import", [](const std::string& path, const DbArgs& args, const std::string&) {
-         db::Store store(path);
-         print_import(db::import_json(store, args.file), args.file, path);
-         return 0;
+         return run_import(args, path, "import", [&](db::Store& store, const db::ImportProgress& progress) {
+           return db::import_json(store, args.file, progress);
+         });
        }},
       {"merge", [](const std::string& path, const DbArgs& args, const std::string&) {
-         db::Store store(path);
-         print_import(db::merge_database(store, args.file), args.file, path);
-         return 0;
+         return run_import(args, path, "merge", [&](db::Store& store, const db::ImportProgress& progress) {
+           return db::merge_database(store, args.file, progress);
+         });
        }},
       {"import-kt", [](const std::string& path, const DbArgs& args, const std::string& command_line) {
-         db::Store store(path);
-         print_import(db::import_kernel_tuner(store, args.file, {args.family, "", 0, command_line}), args.file, path);
-         return 0;
+         return run_import(args, path, "import-kt", [&](db::Store& store, const db::ImportProgress& progress) {
+           return db::import_kernel_tuner(store, args.file, {args.family, "", 0, command_line}, progress);
+         });
        }},
       {"import-t4", [](const std::string& path, const DbArgs& args, const std::string& command_line) {
          if (args.problem_size && *args.problem_size <= 0)
            throw UsageError("--problem-size must be a positive number of elements (got " + std::to_string(*args.problem_size) + ")");
-         db::Store store(path);
          const db::ImportTarget target{args.family, args.device_name, args.problem_size.value_or(0), command_line};
-         print_import(db::import_t4(store, args.file, target), args.file, path);
-         return 0;
+         return run_import(args, path, "import-t4", [&](db::Store& store, const db::ImportProgress& progress) {
+           return db::import_t4(store, args.file, target, progress);
+         });
        }},
   };
   return all;

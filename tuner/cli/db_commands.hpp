@@ -22,6 +22,8 @@ struct DbArgs {
   std::string type, device_uuid, device_name, cc, arch;  // type "": the family's default
   // T4 import without a cutune section
   std::optional<std::int64_t> problem_size;
+  // imports and merges: a progress line on stderr (off with tune's --quiet)
+  bool progress = true;
 };
 
 // Adds `db` and its subcommands; returns the `db` subcommand (its parsed() says whether it ran).

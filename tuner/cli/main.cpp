@@ -114,7 +114,10 @@ int main(int argc, char** argv) {
   try {
     if (report->parsed()) return write_reports(report_args);
     if (space->parsed()) return describe_space(space_args, space_json);
-    if (db_command->parsed()) return run_db_command(*db_command, db_args, args.db, args.command_line);
+    if (db_command->parsed()) {
+      db_args.progress = !args.quiet;
+      return run_db_command(*db_command, db_args, args.db, args.command_line);
+    }
     return run_command(args);
   } catch (const UsageError& e) {
     std::cerr << "tune: error: " << shortened(e.what(), 285) << "\n";
