@@ -568,7 +568,6 @@ struct ChoiceReader::Impl {
     for (const Changed& c : changed)
       if (const DeviceRow* d = device(c.device_id); d && member(*d, devices)) stale[c.size].push_back(&c);
     for (const auto& [size, changed_here] : stale) {
-      load_set();
       std::vector<Pair> unchanged;
       {
         Cursor s(db, R"sql(
@@ -589,6 +588,7 @@ struct ChoiceReader::Impl {
       if (unchanged.empty() && changed_here.size() == 1) {
         result = fastest_result(*changed_here.front());
       } else {
+        load_set();
         std::vector<const Pair*> group = pointers(unchanged);
         for (const Changed* c : changed_here) group.push_back(&current_pair(*c));
         result = chosen_result(group, *configs);
