@@ -26,14 +26,13 @@ static std::string format_uuid(const CUuuid& uuid) {
   return text;
 }
 
-Device::Device(int ordinal) : ordinal_(ordinal) {
+Device::Device(int ordinal, Context context) : ordinal_(ordinal) {
   const int count = device_count();
   if (ordinal < 0 || ordinal >= count)
     throw UsageError("no CUDA device " + std::to_string(ordinal) + " (this machine has " + std::to_string(count) +
                            (count == 1 ? " device)" : " devices)"));
   CUTUNE_CU(cuDeviceGet, &handle_, ordinal);
-  CUTUNE_CU(cuDevicePrimaryCtxRetain, &context_, handle_);
-  make_current();
+  if (context == Context::now) make_current();
 
   char name[256] = {};
   CUTUNE_CU(cuDeviceGetName, name, sizeof name, handle_);
@@ -74,7 +73,10 @@ Device::~Device() {
   if (context_) cuda::driver().cuDevicePrimaryCtxRelease(handle_);
 }
 
-void Device::make_current() const { CUTUNE_CU(cuCtxSetCurrent, context_); }
+void Device::make_current() const {
+  if (!context_) CUTUNE_CU(cuDevicePrimaryCtxRetain, &context_, handle_);
+  CUTUNE_CU(cuCtxSetCurrent, context_);
+}
 
 PinnedRegion::PinnedRegion(void* host, std::size_t bytes) {
   if (bytes && cuda::driver().cuMemHostRegister(host, bytes, 0) == CUDA_SUCCESS) host_ = host;

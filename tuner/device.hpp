@@ -18,9 +18,14 @@ int device_count();
 
 class Device {
  public:
-  // Retains the primary context of device `ordinal` and makes it current.
+  // When the primary context is retained: at once (made current), or at the first make_current().
+  // The tuner's parent process needs a device's fingerprint and limits, and a context only to
+  // measure copy bandwidth once per device; creating one costs tenths of a second per GPU and
+  // memory on it, while its workers create their own.
+  enum class Context { now, when_needed };
+  // Reads the fingerprint and limits of device `ordinal`, retaining its primary context as told.
   // Throws EnvironmentError naming the ordinal when it does not exist.
-  explicit Device(int ordinal);
+  explicit Device(int ordinal, Context context = Context::now);
   ~Device();
   Device(const Device&) = delete;  // owns a primary-context reference
   Device& operator=(const Device&) = delete;
@@ -29,12 +34,13 @@ class Device {
   const db::DeviceRecord& fingerprint() const { return fingerprint_; }
   const DeviceLimits& limits() const { return limits_; }
 
+  // Retains the primary context first if that was left until needed.
   void make_current() const;
 
  private:
   int ordinal_;
   CUdevice handle_{};
-  CUcontext context_{};
+  mutable CUcontext context_{};  // retained at construction or by the first make_current()
   db::DeviceRecord fingerprint_;
   DeviceLimits limits_;
 };

@@ -225,6 +225,16 @@ SessionResult Session::run() {
   const auto started = Clock::now();
   SessionResult result;
 
+  // The GPU workers first: their CUDA start overlaps everything the session sets up below.
+  std::vector<std::unique_ptr<EvaluationWorker>> workers;  // one per GPU (a GPU named twice gets two)
+  std::vector<Lane*> lanes;
+  for (const Device* d : devices_) {
+    workers.push_back(std::make_unique<EvaluationWorker>(d->ordinal(), family_, options_.measure));
+    workers.back()->launch();
+    lanes.push_back(workers.back().get());
+  }
+  result.gpus = static_cast<int>(lanes.size());
+
   // ---- device, template, run ---------------------------------------------------------------------
   // Results of every GPU of the run go under the first: GPUs of one model share the run's work.
   const std::int64_t device_id = store_.upsert_device(device_.fingerprint());
@@ -248,13 +258,6 @@ SessionResult Session::run() {
 
   const CompileCache cache(options_.cache_folder);
   CompilePool pool(cache, options_.compile_jobs);
-  std::vector<std::unique_ptr<EvaluationWorker>> workers;  // one per GPU (a GPU named twice gets two)
-  std::vector<Lane*> lanes;
-  for (const Device* d : devices_) {
-    workers.push_back(std::make_unique<EvaluationWorker>(d->ordinal(), family_, options_.measure));
-    lanes.push_back(workers.back().get());
-  }
-  result.gpus = static_cast<int>(lanes.size());
   ProgressLine progress(options_.progress);
   const std::size_t per_problem = options_.budget.max_evals
                                       ? std::min<std::size_t>(space_size, static_cast<std::size_t>(*options_.budget.max_evals))

@@ -188,6 +188,15 @@ void EvaluationWorker::start() {
   problem_sent_ = problem_pending_ = false;
 }
 
+void EvaluationWorker::launch() {
+  if (pid_ > 0) return;
+  try {
+    start();
+  } catch (const std::exception&) {
+    pid_ = -1;
+  }
+}
+
 void EvaluationWorker::stop(bool kill_now) {
   if (pid_ <= 0) return;
   if (kill_now) kill(pid_, SIGKILL);

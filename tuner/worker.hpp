@@ -29,6 +29,10 @@ class EvaluationWorker : public Lane {
   EvaluationWorker(const EvaluationWorker&) = delete;  // owns a child process and its pipes
   EvaluationWorker& operator=(const EvaluationWorker&) = delete;
 
+  // Starts the worker process now (else the first request does): it makes its CUDA context, the
+  // slowest part of its start, while the session still sets the run up. A worker that cannot be
+  // started here is tried again by that request, which reports why.
+  void launch();
   // Remembered, and sent again to every replacement worker. Sent at once: the worker sets it up
   // while the first compiles run, and the first evaluate() waits for it.
   void set_problem(const Problem& problem, std::uint64_t seed) override;

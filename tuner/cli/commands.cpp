@@ -404,7 +404,8 @@ int tune(const TuneArgs& args) {
   std::vector<std::vector<Device*>> models;  // GPUs of one model (name and architecture), in the order given
   for (const int ordinal : ordinals) {
     auto& device = opened[ordinal];
-    if (!device) device = std::make_unique<Device>(ordinal);
+    // No context here: the workers make their own, and copy bandwidth makes one when measured.
+    if (!device) device = std::make_unique<Device>(ordinal, Device::Context::when_needed);
     auto same = std::find_if(models.begin(), models.end(), [&](const auto& group) {
       return group[0]->fingerprint().name == device->fingerprint().name && group[0]->limits().arch() == device->limits().arch();
     });
