@@ -12,7 +12,7 @@ bin=$1
 gpus=${2:-$(nvidia-smi --list-gpus | wc -l)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export CUTUNE_CACHE=$work/cubins
+export CUTUNE_CACHE=${CUTUNE_CACHE:-$work/cubins}  # a caller may share one between runs
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null || true
 reduce=(--kernel reduce --n 67108864 --strategy brute_force --restrict "pass == atomic && preset == memset")
@@ -34,6 +34,6 @@ for job in reduce scan; do
     awk -v j="$job" -v k="$k" -v e="$evaluated" -v s="$started" -v t="$ended" -v r="$rate" -v o="${one[$job]}" \
       'BEGIN { printf "%-7s %d GPU(s): %5d configs in %6.1f s: %7.1f configs/s, %.2f x the one-GPU rate (%.2f of k x it)\n",
                j, k, e, t - s, r, r / o, r / (o * k) }'
-    grep -E "^time:" "$work/$job-$k.out" | sed 's/^/    /'
+    grep -E "^(time|around the run):" "$work/$job-$k.out" | sed 's/^/    /'
   done
 done

@@ -324,6 +324,7 @@ SessionResult Session::run() {
       std::max({std::size_t{16}, 4 * static_cast<std::size_t>(options_.compile_jobs), 4 * lanes.size()});
   search_limits.low_water = std::max(2 * lanes.size(), static_cast<std::size_t>(options_.compile_jobs));
   std::vector<TunedProblem> tuned_problems;
+  bool refresh_due = false;  // results of an earlier problem are not in the precomputed choices yet
   for (std::size_t p = 0; p < options_.problems.size(); ++p) {
     if (stopped) break;
     const Problem& problem = options_.problems[p];
@@ -406,6 +407,14 @@ SessionResult Session::run() {
       }
       row.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
       store_.add_result(row);
+      // The choices of the problems finished before are refreshed with the first result of the
+      // next, while the GPUs work on what is queued: applications reading the database while the
+      // run goes on (or after it was killed) then find at most about one problem's results
+      // unscored, which a lookup corrects in milliseconds (a whole run's worth costs tens).
+      if (refresh_due) {
+        refresh_due = false;
+        store_.refresh_family_defaults();
+      }
       eta.record(problem, finished.lane_seconds);
       return observation;
     };
@@ -428,10 +437,7 @@ SessionResult Session::run() {
     result.evaluated += tally.evaluated;
     result.skipped += tally.skipped;
     result.strategy_seconds += tally.strategy_wait_seconds;
-    // Applications reading the database while the run goes on (or after it was killed) then find
-    // at most one problem's results unscored in the precomputed choices, which a lookup corrects
-    // in milliseconds; a whole run's worth would cost each cold lookup tens of them.
-    if (tally.evaluated > 0 && p + 1 < options_.problems.size()) store_.refresh_family_defaults();
+    refresh_due = refresh_due || tally.evaluated > 0;
     done += per_problem - problem_done;  // a strategy that ran out early, or a budget
   }
   progress.finish();
