@@ -76,9 +76,10 @@ Json export_document(sql::Database& db, const Selection& selection) {
   }
 
   Json& runs = document["runs"] = Json::array();
-  auto r = db.prepare(R"sql(
+  auto r = db.prepare(std::string(R"sql(
     SELECT id, family, device_id, template_id, strategy, seed, budget, command, tool_version, started_at,
-           COALESCE(finished_at, ''), status FROM runs WHERE ?1 = '' OR family = ?1 ORDER BY id)sql");
+           COALESCE(finished_at, ''), status, )sql") + (version >= 7 ? "source_header" : "''") +
+                      " FROM runs WHERE ?1 = '' OR family = ?1 ORDER BY id");
   r.bind(1, selection.family);
   while (r.step()) {
     if (!uuid_of_device.count(r.column_int(2))) continue;
@@ -86,7 +87,8 @@ Json export_document(sql::Database& db, const Selection& selection) {
                     {"template_hash", template_of.at(r.column_int(3)).hash}, {"strategy", r.column_text(4)},
                     {"seed", r.column_int(5)}, {"budget", r.column_text(6)}, {"command", r.column_text(7)},
                     {"tool_version", r.column_text(8)}, {"started_at", r.column_text(9)},
-                    {"finished_at", r.column_text(10)}, {"status", r.column_text(11)}});
+                    {"finished_at", r.column_text(10)}, {"status", r.column_text(11)},
+                    {"source_header", interchange::parse_json_text_column(r.column_text(12))}});
   }
 
   Json& results = document["results"] = Json::array();
@@ -199,6 +201,7 @@ ImportSummary import_document(Store& store, const Json& document, const std::str
       run.status = text_or(r, "status", "finished");
       if (run.status != "running" && run.status != "finished" && run.status != "interrupted" && run.status != "failed")
         throw InterchangeError("unknown run status " + in_quotes(run.status) + " (known: running, finished, interrupted, failed)");
+      run.source_header = source_object_text(r, "source_header");
       run_id[integer_at(r, "id", std::numeric_limits<std::int64_t>::min())] = find_or_insert_run(store, run);
     }
     for (std::size_t i = 0; i < section("results").size(); ++i, ++summary.results) {

@@ -12,9 +12,17 @@
 // "kernel-tuner-" + a hash of kernel name and parameter names; the problem "problem_size=AxB",
 // its size the product, no element type. Exports write the reverse plus a "cutune" object with
 // what the formats have no field for.
+//
+// What a file holds that no column does (the samples, framework and strategy time, costs in ms as
+// written, timestamps to the microsecond, T4's runtimes and measurement units; the header's
+// tune_params with every value tuned over, its objective) is kept with each result
+// (results.source_fields) and with the import's run (runs.source_header), and an export to the
+// same format writes it back as it was read (interchange_rows.hpp).
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "compressed_file.hpp"
@@ -57,11 +65,21 @@ std::string_view name_of_status(std::string_view status, Field field) {
   return kFailureNames[1].*field;
 }
 
-// Kernel Tuner's own name when the result came from it (kept in the error text), else by status.
-std::string kernel_tuner_failure(const ResultRecord& r) {
+// Kernel Tuner's own name when the result came from it (kept in the error text, whatever the name:
+// an import from a Kernel Tuner file keeps its source fields), else by status.
+std::string kernel_tuner_failure(const ResultRecord& r, bool from_kernel_tuner) {
+  if (from_kernel_tuner && !r.error.empty()) return r.error;
   for (const auto& f : kFailureNames)
     if (f.kernel_tuner == r.error) return r.error;
   return std::string(name_of_status(r.status, &FailureName::kernel_tuner));
+}
+
+// T4's invalidity: the source's own word when the result came from a T4 file (kept in the error
+// text as "T4 invalidity: compile"), else by status.
+constexpr std::string_view kT4InvalidityPrefix = "T4 invalidity: ";
+std::string t4_invalidity(const ResultRecord& r) {
+  if (r.error.starts_with(kT4InvalidityPrefix)) return r.error.substr(kT4InvalidityPrefix.size());
+  return r.status == "ok" && r.time_ms_median ? std::string("correct") : std::string(name_of_status(r.status, &FailureName::t4));
 }
 
 std::string value_text(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
@@ -198,7 +216,7 @@ struct OriginRows {
 };
 
 OriginRows store_origin(Store& store, const Origin& o, const std::string& strategy, const std::string& command,
-                        const std::string& started_at) {
+                        const std::string& started_at, const std::string& source_header) {
   OriginRows ids;
   ids.device_id = store.upsert_device(o.device);
   interchange::keep_copy_bandwidth(store, ids.device_id, o.device);
@@ -216,6 +234,7 @@ OriginRows store_origin(Store& store, const Origin& o, const std::string& strate
   run.started_at = started_at;
   run.finished_at = started_at;
   run.status = "finished";
+  run.source_header = source_header;
   ids.run_id = interchange::find_or_insert_run(store, run);
   return ids;
 }
@@ -254,9 +273,57 @@ std::string default_command(const std::string& what, const std::string& path, co
 // "cutune" object, imports lay it over what they derived.
 Json result_extension(const ResultRecord& r) {
   Json ext = interchange::measurement_json(r);
-  for (const char* derived : {"config", "config_json", "time_ms_median", "compile_s", "verify_s", "benchmark_s", "gbs", "gflops"})
+  for (const char* derived : {"config", "config_json", "time_ms_median", "compile_s", "verify_s", "benchmark_s", "gbs", "gflops",
+                              "source_fields"})  // the source fields are the entry's own members
     ext.erase(derived);
   return ext;
+}
+
+// When the result was measured, for an export: the source's timestamp as it was written, else ours.
+Json timestamp_of(const ResultRecord& r) {
+  for (const char* format : {interchange::kKernelTunerSource, interchange::kT4Source})
+    if (const Json kept = interchange::kept_source(r.source_fields, format); kept.contains("timestamp")) return kept.at("timestamp");
+  return r.created_at;
+}
+
+// The samples (ms) a Kernel Tuner or T4 source held for the result; none for cutune's own, which
+// keeps their statistics only.
+Json samples_of(const ResultRecord& r) {
+  if (const Json kt = interchange::kept_source(r.source_fields, interchange::kKernelTunerSource); kt.contains("times"))
+    return kt.at("times");
+  const Json t4 = interchange::kept_source(r.source_fields, interchange::kT4Source);
+  if (t4.contains("times") && t4.at("times").is_object() && t4.at("times").contains("runtimes")) return t4.at("times").at("runtimes");
+  return Json::array();
+}
+
+// A Kernel Tuner file's header as the run keeps it: everything but the entries and our section.
+std::string kernel_tuner_header(const Json& file) {
+  return interchange::source_text(interchange::kKernelTunerSource, file,
+                                  [](const std::string& name) { return name == "cache" || name == "cutune"; });
+}
+
+// "tune_params_keys" and "tune_params" of an export: the source header's (every value the source
+// tuned over, measured or not), then the names and values only the results hold, sorted.
+std::pair<Json, Json> parameters_of(const Json& header, const std::vector<Json>& configs) {
+  Json names = header.contains("tune_params_keys") && header.at("tune_params_keys").is_array() ? header.at("tune_params_keys")
+                                                                                                : Json::array();
+  Json values = header.contains("tune_params") && header.at("tune_params").is_object() ? header.at("tune_params") : Json::object();
+  std::map<std::string, std::set<std::string>> listed;  // by name: the values' JSON text
+  for (auto& [name, list] : values.items()) {
+    if (!list.is_array()) list = Json::array();
+    for (const auto& v : list) listed[name].insert(v.dump());
+  }
+  std::map<std::string, std::set<Json>> unlisted;
+  for (const Json& config : configs)
+    for (const auto& [name, value] : config.items()) {
+      if (std::find(names.begin(), names.end(), Json(name)) == names.end()) names.push_back(name);
+      if (!listed[name].count(value.dump())) unlisted[name].insert(value);
+    }
+  for (const auto& [name, extra] : unlisted) {
+    if (!values.contains(name)) values[name] = Json::array();
+    for (const auto& v : extra) values[name].push_back(v);
+  }
+  return {names, values};
 }
 
 // ---- exports: one (device, problem) of one family, its newest template ----------------------------
@@ -371,7 +438,8 @@ ImportSummary import_kernel_tuner(Store& store, const std::string& path, const I
     Timeline timeline;
     for (const auto& entry : cache.entries) timeline.see(*entry.json, "timestamp");
     const OriginRows ids = store_origin(store, origin, "kernel_tuner_import", default_command("import-kt", path, target),
-                                        timeline.started_at());
+                                        timeline.started_at(), kernel_tuner_header(file));
+    const std::set<std::string> parameters(cache.parameters.begin(), cache.parameters.end());
     ++summary.devices;
     ++summary.problems;
     ++summary.runs;
@@ -397,6 +465,12 @@ ImportSummary import_kernel_tuner(Store& store, const std::string& path, const I
       r.gbs = entry.gbs;
       r.gflops = entry.gflops;
       timeline.stamp(r, *entry.json, "timestamp");
+      // The row holds the values, the time (or failure name) and the metrics exactly; everything
+      // else (samples, costs in ms, framework and strategy time, the timestamp) is kept as written.
+      r.source_fields = source_text(kKernelTunerSource, *entry.json, [&](const std::string& name) {
+        return parameters.count(name) || name == "time" || name == "cutune" ||
+               ((name == "GB/s" || name == "GFLOP/s") && entry.json->at(name).is_number());
+      });
       if (const Json* extension = member(*entry.json, "cutune")) measurement_from_json(*extension, r);
       check_result(r);
       store.insert_result(r);
@@ -406,43 +480,48 @@ ImportSummary import_kernel_tuner(Store& store, const std::string& path, const I
 }
 
 void export_kernel_tuner(Store& store, const Selection& selection, const std::string& path) {
+  using namespace interchange;
   const Slice slice = one_slice(store.database(), selection);
+  const Json header = source_header_of_runs(store.database(), slice.results, kKernelTunerSource);
   write_export(path, [&] {
-    Json names = Json::array(), values = Json::object(), cache = Json::object();
-    std::map<std::string, std::set<Json>> seen;
-    for (const auto& r : slice.results) {
-      const Json config = config_object(r);
+    std::vector<Json> configs;
+    configs.reserve(slice.results.size());
+    for (const auto& r : slice.results) configs.push_back(config_object(r));
+    const auto [names, values] = parameters_of(header, configs);
+    Json cache = Json::object();
+    for (std::size_t i = 0; i < slice.results.size(); ++i) {
+      const ResultRecord& r = slice.results[i];
+      const Json source = kept_source(r.source_fields, kKernelTunerSource);
       std::string key;
-      Json entry = config;
-      for (const auto& [name, value] : config.items()) {
-        if (!values.contains(name)) names.push_back(name);
-        values[name] = Json::array();
-        seen[name].insert(value);
-        key += (key.empty() ? "" : ",") + value_text(value);
-      }
+      for (const auto& [name, value] : configs[i].items()) key += (key.empty() ? "" : ",") + value_text(value);
+      Json entry = configs[i];
       if (r.status == "ok" && r.time_ms_median) entry["time"] = *r.time_ms_median;
-      else entry["time"] = kernel_tuner_failure(r);
+      else entry["time"] = kernel_tuner_failure(r, !source.empty());
+      if (Json samples = samples_of(r); !samples.empty()) entry["times"] = std::move(samples);
       entry["compile_time"] = r.compile_s * 1e3;
       entry["verification_time"] = r.verify_s * 1e3;
       entry["benchmark_time"] = r.benchmark_s * 1e3;
       entry["strategy_time"] = 0;
       entry["framework_time"] = 0;
-      entry["timestamp"] = r.created_at;
+      entry["timestamp"] = timestamp_of(r);
       if (r.gbs) entry["GB/s"] = *r.gbs;
       if (r.gflops) entry["GFLOP/s"] = *r.gflops;
+      entry.update(source);  // the source's own members as it wrote them (costs in ms exactly, ...)
       entry["cutune"] = result_extension(r);
       cache[key] = std::move(entry);
     }
-    for (const auto& [name, set] : seen) values[name] = Json(std::vector<Json>(set.begin(), set.end()));
-    return Json{{"schema_version", "1.1.0"},
-                {"device_name", slice.origin.device.name},
-                {"kernel_name", slice.origin.family},
-                {"problem_size", slice.problem_size},
-                {"tune_params_keys", names},
-                {"tune_params", values},
-                {"objective", "time"},
-                {"cache", cache},
-                {"cutune", extension_of(slice.origin)}};
+    Json document{{"schema_version", "1.1.0"},
+                  {"device_name", slice.origin.device.name},
+                  {"kernel_name", slice.origin.family},
+                  {"problem_size", slice.problem_size},
+                  {"tune_params_keys", names},
+                  {"tune_params", values},
+                  {"objective", Json::array({"time"})}};
+    for (const auto& [name, value] : header.items())  // what the source said (its kernel name, its objective, ...)
+      if (name != "tune_params_keys" && name != "tune_params") document[name] = value;
+    document["cache"] = std::move(cache);
+    document["cutune"] = extension_of(slice.origin);
+    return document;
   });
 }
 
@@ -557,8 +636,9 @@ ImportSummary import_t4(Store& store, const std::string& path, const ImportTarge
     where = "header";
     Timeline timeline;
     for (const auto& entry : results) timeline.see(*entry.json, "timestamp");
-    const OriginRows ids = store_origin(store, origin, "t4_import", default_command("import-t4", path, target),
-                                        timeline.started_at());
+    const OriginRows ids = store_origin(
+        store, origin, "t4_import", default_command("import-t4", path, target), timeline.started_at(),
+        source_text(kT4Source, file, [](const std::string& name) { return name == "results" || name == "cutune"; }));
     ++summary.devices;
     ++summary.problems;
     ++summary.runs;
@@ -575,7 +655,7 @@ ImportSummary import_t4(Store& store, const std::string& path, const ImportTarge
         set_sample_statistics(r, entry.samples);
       } else {
         r.status = entry.invalidity == "correct" ? "runtime_fault" : std::string(status_named(entry.invalidity, &FailureName::t4));
-        r.error = "T4 invalidity: " + entry.invalidity;
+        r.error = std::string(kT4InvalidityPrefix) + entry.invalidity;
       }
       r.gbs = entry.gbs;
       r.gflops = entry.gflops;
@@ -583,6 +663,11 @@ ImportSummary import_t4(Store& store, const std::string& path, const ImportTarge
       r.verify_s = entry.validation_ms / 1e3;
       r.benchmark_s = entry.benchmark_ms / 1e3;
       timeline.stamp(r, *entry.json, "timestamp");
+      // The row holds the configuration and the invalidity (in the error text); the rest (times
+      // with the runtimes, measurements with their units, the timestamp) is kept as written.
+      r.source_fields = source_text(kT4Source, *entry.json, [](const std::string& name) {
+        return name == "configuration" || name == "invalidity" || name == "cutune";
+      });
       if (const Json* extension = member(*entry.json, "cutune")) measurement_from_json(*extension, r);
       check_result(r);
       store.insert_result(r);
@@ -592,33 +677,41 @@ ImportSummary import_t4(Store& store, const std::string& path, const ImportTarge
 }
 
 void export_t4(Store& store, const Selection& selection, const std::string& path) {
+  using namespace interchange;
   const Slice slice = one_slice(store.database(), selection);
+  const Json header = source_header_of_runs(store.database(), slice.results, kT4Source);
   write_export(path, [&] {
     Json results = Json::array();
     for (const auto& r : slice.results) {
       const bool ok = r.status == "ok" && r.time_ms_median;
       Json measurements = Json::array();
       measurements.push_back({{"name", "time"},
-                              {"value", ok ? Json(*r.time_ms_median) : Json(kernel_tuner_failure(r))},
+                              {"value", ok ? Json(*r.time_ms_median) : Json(kernel_tuner_failure(r, false))},
                               {"unit", "ms"}});
       if (r.gbs) measurements.push_back({{"name", "GB/s"}, {"value", *r.gbs}, {"unit", "GB/s"}});
       if (r.gflops) measurements.push_back({{"name", "GFLOP/s"}, {"value", *r.gflops}, {"unit", "GFLOP/s"}});
-      results.push_back({{"timestamp", r.created_at},
-                         {"configuration", config_object(r)},
-                         {"objectives", {"time"}},
-                         {"times",
-                          {{"compilation", r.compile_s * 1e3},
-                           {"benchmark", r.benchmark_s * 1e3},
-                           {"framework", 0},
-                           {"search_algorithm", 0},
-                           {"validation", r.verify_s * 1e3},
-                           {"runtimes", Json::array()}}},
-                         {"invalidity", ok ? std::string("correct") : std::string(name_of_status(r.status, &FailureName::t4))},
-                         {"correctness", r.status == "wrong_result" ? 0 : 1},
-                         {"measurements", measurements},
-                         {"cutune", result_extension(r)}});
+      Json result{{"timestamp", timestamp_of(r)},
+                  {"configuration", config_object(r)},
+                  {"objectives", {"time"}},
+                  {"times",
+                   {{"compilation", r.compile_s * 1e3},
+                    {"benchmark", r.benchmark_s * 1e3},
+                    {"framework", 0},
+                    {"search_algorithm", 0},
+                    {"validation", r.verify_s * 1e3},
+                    {"runtimes", samples_of(r)}}},
+                  {"invalidity", t4_invalidity(r)},
+                  {"correctness", r.status == "wrong_result" ? 0 : 1},
+                  {"measurements", measurements}};
+      result.update(kept_source(r.source_fields, kT4Source));  // the source's own members as it wrote them
+      result["cutune"] = result_extension(r);
+      results.push_back(std::move(result));
     }
-    return Json{{"schema_version", "1.0.0"}, {"results", results}, {"cutune", extension_of(slice.origin)}};
+    Json document{{"schema_version", "1.0.0"}};
+    document.update(header);  // what the source's header said besides its results
+    document["results"] = std::move(results);
+    document["cutune"] = extension_of(slice.origin);
+    return document;
   });
 }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <set>
 
 #include "field_text.hpp"
 
@@ -115,7 +116,14 @@ Json measurement_json(const ResultRecord& r) {
           {"measured_on", r.measured_on},
           {"launch", parse_json_text_column(r.launch_json)},
           {"created_at", r.created_at},
-          {"elapsed_s", r.elapsed_s}};
+          {"elapsed_s", r.elapsed_s},
+          {"source_fields", parse_json_text_column(r.source_fields)}};
+}
+
+std::string source_object_text(const Json& json, const char* key) {
+  const Json* value = member(json, key);
+  if (value && !value->is_object()) refuse_member(key, *value, "an object");
+  return value ? value->dump() : "";
 }
 
 void measurement_from_json(const Json& j, ResultRecord& r) {
@@ -155,6 +163,33 @@ void measurement_from_json(const Json& j, ResultRecord& r) {
   }
   if (has("created_at")) r.created_at = text_at(j, "created_at", Text::label);
   if (has("elapsed_s")) r.elapsed_s = number_value("elapsed_s", j.at("elapsed_s"), Sign::non_negative);
+  if (has("source_fields")) r.source_fields = source_object_text(j, "source_fields");
+}
+
+std::string source_text(const char* format, const Json& json, const std::function<bool(const std::string&)>& held) {
+  Json kept = Json::object();
+  for (const auto& [name, value] : json.items())
+    if (!held(name)) kept[name] = value;
+  return kept.empty() ? std::string() : Json{{format, std::move(kept)}}.dump();
+}
+
+Json kept_source(const std::string& stored, const char* format) {
+  const Json all = parse_json_text_column(stored);
+  const Json* kept = all.is_object() ? member(all, format) : nullptr;
+  return kept && kept->is_object() ? *kept : Json::object();
+}
+
+Json source_header_of_runs(sql::Database& db, const std::vector<ResultRecord>& results, const char* format) {
+  auto s = db.prepare("SELECT source_header FROM runs WHERE id = ?1");
+  std::set<std::int64_t> seen;
+  for (const auto& r : results) {
+    if (!seen.insert(r.run_id).second) continue;
+    s.bind(1, r.run_id);
+    Json header = s.step() ? kept_source(s.column_text(0), format) : Json::object();
+    s.reset();
+    if (!header.empty()) return header;
+  }
+  return Json::object();
 }
 
 void check_launch_plan(const Json& plan) {
@@ -330,12 +365,12 @@ std::int64_t find_or_insert_run(Store& store, const RunRecord& r) {
   if (existing.step()) return existing.column_int(0);
   auto insert = db.prepare(R"sql(
     INSERT INTO runs (family, device_id, template_id, strategy, seed, budget, command, tool_version, started_at,
-                      finished_at, status)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id)sql");
+                      finished_at, status, source_header)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id)sql");
   insert.bind(1, r.family).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.strategy).bind(5, r.seed)
       .bind(6, r.budget).bind(7, r.command).bind(8, r.tool_version).bind(9, r.started_at)
       .bind(10, r.finished_at.empty() ? std::optional<std::string>() : std::optional<std::string>(r.finished_at))
-      .bind(11, r.status);
+      .bind(11, r.status).bind(12, r.source_header);
   insert.step();
   return insert.column_int(0);
 }

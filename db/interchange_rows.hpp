@@ -25,6 +25,25 @@ ProblemRecord problem_from_json(const Json& json);
 // whole row is judged once complete, by check_result.
 Json measurement_json(const ResultRecord& result);
 void measurement_from_json(const Json& json, ResultRecord& result);
+// A result's source_fields or a run's source_header as stored: member `key` of `json`, an object
+// (InterchangeError otherwise), as JSON text; '' when absent or null.
+std::string source_object_text(const Json& json, const char* key);
+
+// ---- what a source file held that no column holds (schema version 7) ----------------------------
+// An imported result keeps the members of its source entry that its row does not hold exactly,
+// and its run the file's header, each as a JSON object under the format's name:
+// {"kernel_tuner": {"times": [...], ...}}. An export to that format lays them over what it derives
+// from the row, so that a file comes back as it was read.
+inline constexpr const char* kKernelTunerSource = "kernel_tuner";
+inline constexpr const char* kT4Source = "t4";
+
+// `json` (an object) less the members `held` names, under `format`, as stored; '' when none is left.
+std::string source_text(const char* format, const Json& json, const std::function<bool(const std::string&)>& held);
+// What stored source_fields or a source_header kept from `format`: an object, empty when there is
+// nothing (or only another format's).
+Json kept_source(const std::string& stored, const char* format);
+// The `format` header of the first of the results' runs (in result order) that has one; empty if none.
+Json source_header_of_runs(sql::Database& db, const std::vector<ResultRecord>& results, const char* format);
 
 // What any imported row must be, whichever format it came from; InterchangeError otherwise.
 //   device: a uuid; a compute capability, counts and sizes of at least 0; a copy bandwidth,

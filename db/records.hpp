@@ -51,6 +51,9 @@ struct RunRecord {
   std::string tool_version;
   std::string started_at, finished_at;
   std::string status;  // running, finished, interrupted, failed
+  // An import's: the source file's header as a JSON object keyed by its format (schema.hpp,
+  // version 7); '' for a tuning run.
+  std::string source_header;
 };
 
 struct ResultRecord {
@@ -77,6 +80,10 @@ struct ResultRecord {
   std::string measured_on;
   std::string created_at;
   double elapsed_s = 0;  // seconds since the run started when this result was stored
+  // An imported result's: the fields of its source entry that no column above holds exactly
+  // (samples, framework time, the timestamp as written, ...), a JSON object keyed by the format
+  // (schema.hpp, version 7); '' for cutune's own measurements.
+  std::string source_fields;
 };
 
 // A ready-to-launch build of one config: what an application loads instead of running NVRTC.

@@ -246,6 +246,12 @@ CREATE TRIGGER devices_deleted AFTER DELETE ON devices
   BEGIN UPDATE meta SET value = 0 WHERE key = 'choices_valid'; END;
 )sql";
 
+// Version 6 → 7. Existing rows were stored without their source's other fields: ''.
+constexpr const char* kSchemaV6ToV7 = R"sql(
+ALTER TABLE results ADD COLUMN source_fields TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN source_header TEXT NOT NULL DEFAULT '';
+)sql";
+
 void compute_all_choices(sql::Database& db) { compute_choices(db, true); }
 
 // Problems stored before version 4: the built-in families' get their version-3 schemas, and
@@ -271,7 +277,8 @@ const Step kSteps[] = {{kSchemaV1, nullptr},
                        {kSchemaV2ToV3, nullptr},
                        {kSchemaV3ToV4, backfill_problem_identity},
                        {kSchemaV4ToV5, nullptr},
-                       {kSchemaV5ToV6, compute_all_choices}};
+                       {kSchemaV5ToV6, compute_all_choices},
+                       {kSchemaV6ToV7, nullptr}};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace

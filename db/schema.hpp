@@ -29,7 +29,12 @@ namespace cutune::db {
 //    triggers), so that a reader corrects only what changed. meta.choices_valid says whether the
 //    tables may be used. An index on results (problem_id, device_id, status, config, time).
 //    The migration computes the tables.
-inline constexpr int kSchemaVersion = 6;
+// 7: what an imported file held that no column holds, so that an export gives it back:
+//    results.source_fields (the source entry's other fields, a JSON object keyed by the format,
+//    e.g. {"kernel_tuner": {"times": [...], "framework_time": 3.2, "timestamp": "..."}}) and
+//    runs.source_header (the file's header the same way: Kernel Tuner's tune_params, objective,
+//    ...). '' for results and runs that were not imported from Kernel Tuner or T4 files.
+inline constexpr int kSchemaVersion = 7;
 // The oldest version the lookup library reads. Versions 4 and 5 have no precomputed choices but the
 // family defaults: the library then scores each level from the results on the spot, one size at
 // a time as asked (slower: milliseconds per size on large databases).

@@ -225,9 +225,9 @@ void Store::insert_result(const ResultRecord& r) {
     INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status,
       time_ms_median, time_ms_min, time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s,
       gbs, gflops, copy_fraction, error, error_index, launch_json, created_at, elapsed_s, verified, cut_short,
-      measured_on)
+      measured_on, source_fields)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
-            ?25, ?26)
+            ?25, ?26, ?27)
     ON CONFLICT (device_id, template_id, problem_id, config) DO UPDATE SET
       run_id = excluded.run_id, status = excluded.status, time_ms_median = excluded.time_ms_median,
       time_ms_min = excluded.time_ms_min, time_ms_max = excluded.time_ms_max, time_ms_stdev = excluded.time_ms_stdev,
@@ -235,7 +235,8 @@ void Store::insert_result(const ResultRecord& r) {
       benchmark_s = excluded.benchmark_s, gbs = excluded.gbs, gflops = excluded.gflops,
       copy_fraction = excluded.copy_fraction, error = excluded.error, error_index = excluded.error_index,
       launch_json = excluded.launch_json, created_at = excluded.created_at, elapsed_s = excluded.elapsed_s,
-      verified = excluded.verified, cut_short = excluded.cut_short, measured_on = excluded.measured_on
+      verified = excluded.verified, cut_short = excluded.cut_short, measured_on = excluded.measured_on,
+      source_fields = excluded.source_fields
     WHERE excluded.created_at >= results.created_at)sql");
   s.bind(1, r.run_id).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.problem_id).bind(5, r.config)
       .bind(6, r.config_json).bind(7, r.status).bind(8, r.time_ms_median).bind(9, r.time_ms_min)
@@ -243,7 +244,7 @@ void Store::insert_result(const ResultRecord& r) {
       .bind(14, r.verify_s).bind(15, r.benchmark_s).bind(16, r.gbs).bind(17, r.gflops).bind(18, r.copy_fraction)
       .bind(19, r.error).bind(20, r.error_index).bind(21, r.launch_json)
       .bind(22, r.created_at.empty() ? utc_now() : r.created_at).bind(23, r.elapsed_s).bind(24, r.verified ? 1 : 0)
-      .bind(25, r.cut_short ? 1 : 0).bind(26, r.measured_on);
+      .bind(25, r.cut_short ? 1 : 0).bind(26, r.measured_on).bind(27, r.source_fields);
   s.run();
 }
 
@@ -261,10 +262,12 @@ std::map<std::string, std::optional<double>> Store::measured_configs(std::int64_
 const char* const kResultColumns =
     "id, run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median, time_ms_min, "
     "time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s, gbs, gflops, copy_fraction, error, "
-    "error_index, launch_json, created_at, elapsed_s, verified, cut_short, measured_on";
+    "error_index, launch_json, created_at, elapsed_s, verified, cut_short, measured_on, source_fields";
 
 std::string result_columns(int schema_version) {
   std::string columns = kResultColumns;
+  // Before version 7 nothing kept its source's other fields.
+  if (schema_version < 7) columns.replace(columns.rfind("source_fields"), 13, "''");
   // Before version 5 no result was cut short; before version 4 every one had been verified.
   if (schema_version < 5) {
     columns.replace(columns.rfind("measured_on"), 11, "''");
@@ -301,6 +304,7 @@ ResultRecord read_result(const sql::Statement& s) {
   r.verified = s.column_int(24) != 0;
   r.cut_short = s.column_int(25) != 0;
   r.measured_on = s.column_text(26);
+  r.source_fields = s.column_text(27);
   r.created_at = s.column_text(22);
   r.elapsed_s = s.column_double(23);
   return r;

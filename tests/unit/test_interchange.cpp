@@ -34,8 +34,8 @@ std::map<NaturalKey, ResultRecord> results_by_key(Store& store) {
       (SELECT uuid FROM devices WHERE id = results.device_id), (SELECT family FROM problems WHERE id = results.problem_id),
       (SELECT key FROM problems WHERE id = results.problem_id) FROM results)sql");
   std::map<NaturalKey, ResultRecord> rows;
-  // kResultColumns has 27 columns; the natural key follows.
-  while (s.step()) rows[{s.column_text(27), s.column_text(28), s.column_text(29), s.column_text(5)}] = read_result(s);
+  // kResultColumns has 28 columns; the natural key follows.
+  while (s.step()) rows[{s.column_text(28), s.column_text(29), s.column_text(30), s.column_text(5)}] = read_result(s);
   return rows;
 }
 
@@ -221,6 +221,166 @@ TEST(KernelTunerRoundTrip, ALandscapeExportedAndReimportedIsUnchanged) {
   EXPECT_EQ(written.at("tune_params_keys"), source.at("tune_params_keys"));
   ASSERT_EQ(written.at("cache").size(), source.at("cache").size());
   for (const auto& [key, entry] : source.at("cache").items()) EXPECT_EQ(written.at("cache").at(key).at("time"), entry.at("time")) << key;
+}
+
+// ---- faithful files (issue 21, item 8): an export of an import gives back every field ---------------
+
+namespace {
+
+// Every member of `source` is in `written` with the same JSON value (numbers exactly: what the
+// source printed is what comes back); `written` may hold more (our "cutune" section).
+void expect_every_member_kept(const nlohmann::json& source, const nlohmann::json& written, const std::string& where) {
+  ASSERT_TRUE(written.is_object()) << where;
+  for (const auto& [name, value] : source.items()) {
+    ASSERT_TRUE(written.contains(name)) << where << ": \"" << name << "\" was lost";
+    EXPECT_EQ(written.at(name), value) << where << ": \"" << name << "\"";
+  }
+}
+
+// A Kernel Tuner file and its export: the header member by member, the cache entry by entry.
+void expect_kernel_tuner_file_kept(const nlohmann::json& source, const nlohmann::json& written) {
+  for (const auto& [name, value] : source.items())
+    if (name != "cache") {
+      ASSERT_TRUE(written.contains(name)) << "header \"" << name << "\" was lost";
+      EXPECT_EQ(written.at(name), value) << "header \"" << name << "\"";
+    }
+  ASSERT_EQ(written.at("cache").size(), source.at("cache").size());
+  for (const auto& [key, entry] : source.at("cache").items()) {
+    ASSERT_TRUE(written.at("cache").contains(key)) << "entry " << key << " was lost";
+    expect_every_member_kept(entry, written.at("cache").at(key), "entry " + key);
+  }
+}
+
+nlohmann::json without_cutune_sections(nlohmann::json file, const char* entries) {
+  file.erase("cutune");
+  for (auto& [key, entry] : file.at(entries).items()) entry.erase("cutune");
+  return file;
+}
+
+std::int64_t landscapes_in_folder() {
+  std::int64_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kLandscapes))
+    n += entry.path().filename().string().ends_with(".json.gz") ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST(KernelTunerRoundTrip, EveryLandscapeExportedFromItsImportKeepsEveryField) {
+  // Samples, framework and strategy time, the costs as written, timestamps to the microsecond,
+  // the objective and every tuned value (measured or not), failures by name; and (for one) the
+  // export imported and exported again, or merged into another database first, is the same file.
+  std::int64_t files = 0;
+  for (const auto& file_entry : std::filesystem::directory_iterator(kLandscapes)) {
+    if (!file_entry.path().filename().string().ends_with(".json.gz")) continue;
+    ++files;
+    const std::string path = file_entry.path().string();
+    SCOPED_TRACE(path);
+    TempFolder folder;
+    Store store(folder.file("imported.db"));
+    import_kernel_tuner(store, path);
+    export_kernel_tuner(store, {}, folder.file("exported.json"));
+    const auto source = nlohmann::json::parse(read_text_file(path));
+    const auto written = nlohmann::json::parse(read_text_file(folder.file("exported.json")));
+    expect_kernel_tuner_file_kept(source, written);
+    if (file_entry.path().filename() != "pnpoly_RTX_3090.json.gz") continue;  // the smallest: once is enough
+
+    Store again(folder.file("again.db"));
+    import_kernel_tuner(again, folder.file("exported.json"));
+    export_kernel_tuner(again, {}, folder.file("again.json"));
+    EXPECT_EQ(nlohmann::json::parse(read_text_file(folder.file("again.json"))), written);
+    // A merge (through cutune JSON) carries the source's fields along.
+    Store merged(folder.file("merged.db"));
+    merge_database(merged, folder.file("imported.db"));
+    export_kernel_tuner(merged, {}, folder.file("merged.json"));
+    EXPECT_EQ(nlohmann::json::parse(read_text_file(folder.file("merged.json"))), written);
+  }
+  EXPECT_GT(files, 0);
+  EXPECT_EQ(files, landscapes_in_folder());
+}
+
+TEST(KernelTunerRoundTrip, FailuresOfEveryKindComeBackByName) {
+  // InvalidConfig, a failure name this code does not know, and a failure that still has samples.
+  TempFolder folder;
+  std::ofstream(folder.file("failures.json")) << R"({
+    "device_name": "Lab GPU", "kernel_name": "k", "problem_size": 4096, "objective": ["time"],
+    "tune_params_keys": ["block", "unroll"], "tune_params": {"block": [32, 64, 128, 256], "unroll": [true, false]},
+    "cache": {
+      "32,true": {"block": 32, "unroll": true, "time": "InvalidConfig", "compile_time": 0, "verification_time": 0,
+                  "benchmark_time": 0, "strategy_time": 0.25, "framework_time": 0.125, "timestamp": "2024-02-03 04:05:06.000007+00:00"},
+      "64,true": {"block": 64, "unroll": true, "time": "SomeNewFailedConfig", "compile_time": 1.1, "verification_time": 0,
+                  "benchmark_time": 0, "strategy_time": 0, "framework_time": 0.5, "timestamp": "2024-02-03 04:05:07.1+00:00"},
+      "128,true": {"block": 128, "unroll": true, "time": "RuntimeFailedConfig", "times": [3.25, 3.5], "GFLOP/s": 12.0,
+                   "compile_time": 2.2, "verification_time": 0, "benchmark_time": 0.75, "strategy_time": 0,
+                   "framework_time": 0.5, "timestamp": "2024-02-03 04:05:08.2+00:00"},
+      "256,true": {"block": 256, "unroll": true, "time": 1.5, "times": [1.25, 1.5, 1.75], "GFLOP/s": "n/a", "registers": 40,
+                   "compile_time": 3.3, "verification_time": 0.1, "benchmark_time": 9.5, "strategy_time": 0,
+                   "framework_time": 0.5, "timestamp": "2024-02-03 04:05:09.3+00:00"}}})";
+  Store store(folder.file("failures.db"));
+  import_kernel_tuner(store, folder.file("failures.json"));
+  export_kernel_tuner(store, {}, folder.file("exported.json"));
+  const auto source = nlohmann::json::parse(read_text_file(folder.file("failures.json")));
+  const auto written = nlohmann::json::parse(read_text_file(folder.file("exported.json")));
+  expect_kernel_tuner_file_kept(source, written);  // unroll=false, never run, is still a value of tune_params
+}
+
+TEST(KernelTunerExport, OurOwnResultsGetTheObjectiveAsAListAndTheirTimestamps) {
+  Tuned tuned;
+  Store original(tuned.path);
+  const std::string exported = tuned.folder.file("scan.json");
+  export_kernel_tuner(original, {"scan", "GPU-h100", "n=4096,type=int32"}, exported);
+  const auto written = nlohmann::json::parse(read_text_file(exported));
+  EXPECT_EQ(written.at("objective"), nlohmann::json::array({"time"}));
+  for (const auto& [key, entry] : written.at("cache").items()) {
+    for (const char* required : {"time", "compile_time", "verification_time", "benchmark_time", "strategy_time",
+                                 "framework_time", "timestamp"})
+      EXPECT_TRUE(entry.contains(required)) << key << " " << required;
+    EXPECT_EQ(entry.at("timestamp"), entry.at("cutune").at("created_at")) << key << ": when it was measured";
+  }
+}
+
+TEST(T4RoundTrip, AT4FileExportedFromItsImportKeepsEveryField) {
+  // The fuzzers' seed: a measured result with runtimes and GB/s, a compile failure, a wrong result.
+  const std::string fixture = (std::filesystem::path(__FILE__).parent_path().parent_path() / "fuzz/corpus/t4-plain.json").string();
+  TempFolder folder;
+  Store store(folder.file("t4.db"));
+  import_t4(store, fixture, {"stencil", "Lab GPU", 1000, ""});
+  export_t4(store, {}, folder.file("exported.json"));
+  const auto source = nlohmann::json::parse(read_text_file(fixture));
+  const auto written = nlohmann::json::parse(read_text_file(folder.file("exported.json")));
+  EXPECT_EQ(written.at("schema_version"), source.at("schema_version"));
+  ASSERT_EQ(written.at("results").size(), source.at("results").size());
+  for (std::size_t i = 0; i < source.at("results").size(); ++i)
+    expect_every_member_kept(source.at("results")[i], written.at("results")[i], "results[" + std::to_string(i) + "]");
+  Store again(folder.file("again.db"));
+  import_t4(again, folder.file("exported.json"));
+  export_t4(again, {}, folder.file("again.json"));
+  EXPECT_EQ(without_cutune_sections(nlohmann::json::parse(read_text_file(folder.file("again.json"))), "results"),
+            without_cutune_sections(written, "results"));
+}
+
+TEST(T4RoundTrip, ALandscapeThroughT4KeepsItsSamplesAsRuntimes) {
+  TempFolder folder;
+  Store original(folder.file("original.db"));
+  const std::string landscape = (kLandscapes / "pnpoly_RTX_3090.json.gz").string();
+  import_kernel_tuner(original, landscape);
+  export_t4(original, {}, folder.file("pnpoly-t4.json"));
+  const auto source = nlohmann::json::parse(read_text_file(landscape));
+  const auto written = nlohmann::json::parse(read_text_file(folder.file("pnpoly-t4.json")));
+  std::map<nlohmann::json, nlohmann::json> runtimes;  // by configuration
+  for (const auto& r : written.at("results")) runtimes[r.at("configuration")] = r.at("times").at("runtimes");
+  ASSERT_EQ(runtimes.size(), source.at("cache").size());
+  for (const auto& [key, entry] : source.at("cache").items()) {
+    nlohmann::json configuration;
+    for (const auto& name : source.at("tune_params_keys")) configuration[name.get<std::string>()] = entry.at(name.get<std::string>());
+    EXPECT_EQ(runtimes.at(configuration), entry.value("times", nlohmann::json::array())) << key;
+  }
+  // And back through T4: the same file again.
+  Store again(folder.file("again.db"));
+  import_t4(again, folder.file("pnpoly-t4.json"));
+  export_t4(again, {}, folder.file("again.json"));
+  EXPECT_EQ(without_cutune_sections(nlohmann::json::parse(read_text_file(folder.file("again.json"))), "results"),
+            without_cutune_sections(written, "results"));
 }
 
 TEST(KernelTunerRoundTrip, OurResultsComeBackUnchanged) {

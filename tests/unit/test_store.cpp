@@ -401,7 +401,7 @@ TEST(StoreSchema6, AVersion5DatabaseMigratesAndGetsItsChoices) {
   create_version_5_database(t.path);
   Store store(t.path);
   sql::Database& db = store.database();
-  EXPECT_EQ(schema_version(db), 6);
+  EXPECT_EQ(schema_version(db), kSchemaVersion);
   // One choice per size for the device, its name and its compute capability; the family default;
   // the pair's results in compact form; nothing recorded as changed.
   auto choices = db.prepare("SELECT rule, devices, size, config FROM choices ORDER BY rule");
@@ -427,7 +427,7 @@ TEST(StoreSchema6, ReadingAVersion5FileMigratesACopyAndLeavesTheFile) {
   const std::string before = file_bytes(t.path);
   {
     Store store(t.path, Store::Access::read);
-    EXPECT_EQ(schema_version(store.database()), 6);
+    EXPECT_EQ(schema_version(store.database()), kSchemaVersion);
     EXPECT_EQ(count_of(store.database(), "SELECT COUNT(*) FROM choices"), 3);
     const auto best = store.best("scan");
     ASSERT_EQ(best.size(), 1u);
@@ -436,6 +436,28 @@ TEST(StoreSchema6, ReadingAVersion5FileMigratesACopyAndLeavesTheFile) {
   EXPECT_EQ(file_bytes(t.path), before);
   sql::Database raw(t.path, sql::Database::Mode::read_only);
   EXPECT_EQ(schema_version(raw), 5);
+}
+
+TEST(StoreSchema7, AVersion6DatabaseMigratesWithNoSourceFieldsAndStoresNewOnes) {
+  TempDb t;
+  create_version_5_database(t.path);
+  {
+    sql::Database raw(t.path, sql::Database::Mode::read_write_create);
+    migrate_to(raw, 6);
+  }
+  Store store(t.path);
+  sql::Database& db = store.database();
+  EXPECT_EQ(schema_version(db), kSchemaVersion);
+  // Rows stored before version 7 were cutune's own or imported without their source's fields.
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM results WHERE source_fields = ''"), 2);
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM runs WHERE source_header = ''"), 1);
+  auto kept = result(1, 1, 1, 1, "algo=lookback", "ok", 0.1);
+  kept.source_fields = R"({"kernel_tuner":{"framework_time":1.5}})";
+  store.add_result(kept);
+  const auto rows = store.results_of_run(1);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows.back().source_fields, kept.source_fields);
+  EXPECT_EQ(rows.front().source_fields, "");
 }
 
 TEST(StoreSchema6, ChangesAreRecordedAndRegroupingInvalidatesTheChoicesUntilARefresh) {
