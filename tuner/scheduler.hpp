@@ -32,6 +32,8 @@ class Lane {
                            std::optional<double> best_ms) = 0;
   // Seconds the GPU waited for problems to be set up, so far.
   virtual double setup_seconds() const = 0;
+  // Of the set-up, seconds spent on problems' host side (inputs, CPU references) or waiting for it.
+  virtual double setup_host_seconds() const { return 0; }
 };
 
 class Scheduler {

@@ -441,7 +441,10 @@ SessionResult Session::run() {
     done += per_problem - problem_done;  // a strategy that ran out early, or a budget
   }
   progress.finish();
-  for (const Lane* lane : lanes) result.setup_seconds += lane->setup_seconds();
+  for (const Lane* lane : lanes) {
+    result.setup_seconds += lane->setup_seconds();
+    result.setup_host_seconds += lane->setup_host_seconds();
+  }
   const CompilePool::Stats compiled = pool.stats();
   result.compiles = compiled.compiles;
   result.compile_seconds = compiled.seconds;

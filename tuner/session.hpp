@@ -55,6 +55,7 @@ struct SessionResult {
   // Starting the GPU worker and setting problems up (inputs, references, uploads); storing each
   // problem's best cubin and the family defaults at the end.
   double setup_seconds = 0, finishing_seconds = 0;
+  double setup_host_seconds = 0;  // the workers' time on problems' host side (inputs, CPU references)
   // The strategy choosing each next batch, while the GPUs wait for it (wall seconds).
   double strategy_seconds = 0;
   // Fresh compiles in the pool (cache misses), their summed NVRTC seconds, and the pool's processes.

@@ -311,8 +311,9 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
     }
     if (problem_pending_) {
       const auto waiting_since = std::chrono::steady_clock::now();
-      receive(600);
+      const nlohmann::json answer = receive(600);
       problem_pending_ = false;
+      setup_host_seconds_ += answer.value("host_seconds", 0.0);
       setup_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting_since).count();
     }
     const nlohmann::json reply =
@@ -400,13 +401,16 @@ int serve_worker(int device_ordinal) {
         const Problem problem = family->problem_from_descriptor(message->at("problem"));
         evaluator.reset();  // its buffers go before this problem's are allocated
         evaluator = std::make_unique<GpuEvaluator>(*device, *family, measure_options_from_json(message->at("measure")));
-        if (prepared && prepared->key == key_of(*message)) {
-          evaluator->set_problem(prepared->host.get());
-        } else {
-          evaluator->set_problem(problem, message->at("seed").get<std::uint64_t>());
-        }
+        // The host side as prepared while the last problem was measured (waiting for it if need
+        // be), else computed now; timed apart from the GPU's part, for the run's summary.
+        const auto host_started = std::chrono::steady_clock::now();
+        HostProblem host = prepared && prepared->key == key_of(*message)
+                               ? prepared->host.get()
+                               : GpuEvaluator::host_problem(*family, problem, message->at("seed").get<std::uint64_t>());
+        const double host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - host_started).count();
         prepared.reset();
-        write_frame(STDOUT_FILENO, {{"ok", true}});
+        evaluator->set_problem(std::move(host));
+        write_frame(STDOUT_FILENO, {{"ok", true}, {"host_seconds", host_seconds}});
       } else if (op == "prepare") {
         // Answered at once; the work goes on while evaluations are served. Skipped when the two
         // problems' host buffers together could crowd the machine's memory.

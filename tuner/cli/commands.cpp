@@ -328,12 +328,14 @@ void report_run(std::ostream& out, const Family& family, const Device& device, d
   const double other = gpu_seconds - gpu_busy - result.compile_wait_seconds - result.setup_seconds -
                        result.finishing_seconds * result.gpus - choosing;
   out << fmt::format("time: {:.1f} s in all{}; on the GPU{} {:.1f} s verifying and {:.1f} s measuring, idle {:.1f} s: "
-                     "{:.1f} s waiting for compiles, {:.1f} s setting problems up, {:.1f} s for the strategy to choose "
+                     "{:.1f} s waiting for compiles, {:.1f} s setting problems up ({:.1f} s of the workers' on inputs "
+                     "and CPU references), {:.1f} s for the strategy to choose "
                      "configs, {:.1f} s storing cubins and defaults, {:.1f} s between configs (loading modules, "
                      "launching, storing results)\n",
                      result.wall_seconds, result.gpus > 1 ? fmt::format(" on {} GPUs", result.gpus) : std::string(),
                      result.gpus > 1 ? "s (GPU-seconds)" : "", result.verify_seconds, result.benchmark_seconds,
-                     gpu_seconds - gpu_busy, result.compile_wait_seconds, result.setup_seconds, choosing,
+                     gpu_seconds - gpu_busy, result.compile_wait_seconds, result.setup_seconds,
+                     result.setup_host_seconds, choosing,
                      result.finishing_seconds * result.gpus, other);
   out << fmt::format("compiles: {} fresh (cache misses), {:.1f} s of NVRTC time over {} processes ({:.0f}% of "
                      "their capacity during the run)\n",
