@@ -810,6 +810,37 @@ TEST(CliProgress, ImportsAndMergesPrintProgressLinesOnStderrAndLeaveStdoutAlone)
   EXPECT_EQ(quiet.err, "");
 }
 
+TEST(CliDb, KernelTunerAndT4FilesExportedFromTheirImportKeepEveryField) {
+  // The fuzzers' seeds: a Kernel Tuner file with samples, metrics and failures; a T4 file with
+  // runtimes, units, a compile failure and a wrong result. Every member of the source comes back.
+  const auto folder = temp_folder();
+  const std::string corpus = std::string(CUTUNE_SOURCE_DIR) + "/tests/fuzz/corpus/";
+  const auto read = [](const std::string& path) { return nlohmann::json::parse(std::ifstream(path)); };
+  const auto expect_kept = [](const nlohmann::json& source, const nlohmann::json& written, const std::string& where) {
+    for (const auto& [name, value] : source.items()) {
+      ASSERT_TRUE(written.contains(name)) << where << ": " << name << " was lost";
+      EXPECT_EQ(written.at(name), value) << where << ": " << name;
+    }
+  };
+  const std::string kt_db = (folder / "kt.db").string(), kt_out = (folder / "kt.json").string();
+  ASSERT_EQ(tune("db import-kt " + corpus + "kernel_tuner-tiny.json --quiet --db " + kt_db).exit_code, 0);
+  const CommandRun kt = tune("db export-kt " + kt_out + " --db " + kt_db);
+  ASSERT_EQ(kt.exit_code, 0) << kt.err;
+  const auto kt_source = read(corpus + "kernel_tuner-tiny.json"), kt_written = read(kt_out);
+  for (const auto& [name, value] : kt_source.items())
+    if (name != "cache") expect_kept(nlohmann::json{{name, value}}, kt_written, "header");
+  ASSERT_EQ(kt_written.at("cache").size(), kt_source.at("cache").size());
+  for (const auto& [key, entry] : kt_source.at("cache").items()) expect_kept(entry, kt_written.at("cache").at(key), key);
+
+  const std::string t4_db = (folder / "t4.db").string(), t4_out = (folder / "t4.json").string();
+  ASSERT_EQ(tune("db import-t4 " + corpus + "t4-plain.json --family stencil --device-name GPU --quiet --db " + t4_db).exit_code, 0);
+  ASSERT_EQ(tune("db export-t4 " + t4_out + " --db " + t4_db).exit_code, 0);
+  const auto t4_source = read(corpus + "t4-plain.json"), t4_written = read(t4_out);
+  ASSERT_EQ(t4_written.at("results").size(), t4_source.at("results").size());
+  for (std::size_t i = 0; i < t4_source.at("results").size(); ++i)
+    expect_kept(t4_source.at("results")[i], t4_written.at("results")[i], "results[" + std::to_string(i) + "]");
+}
+
 // ---- tune report: the index and --compare (issue 21) ----------------------------------------------
 
 namespace {
