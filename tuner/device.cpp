@@ -105,7 +105,13 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 
 void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
   if (offset + bytes > bytes_) throw Error("upload of " + std::to_string(bytes) + " bytes overruns a buffer of " + std::to_string(bytes_));
-  if (bytes) CUTUNE_CU(cuMemcpyHtoD, pointer_ + offset, host, bytes);
+  if (!bytes) return;
+  CUTUNE_CU(cuMemcpyHtoD, pointer_ + offset, host, bytes);
+  // From pageable memory the copy returns once the bytes are staged, with the DMA still pending
+  // on the legacy stream, which the engine's non-blocking streams do not wait for: a kernel
+  // launched next could read the buffer before they land (test_gpu_output_check saw its fresh
+  // buffers still zero on an H200). An upload is done when it returns.
+  CUTUNE_CU(cuStreamSynchronize, CU_STREAM_LEGACY);
 }
 
 void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {
