@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <set>
 
+#include "choice_tables.hpp"
 #include "field_text.hpp"
 
 namespace cutune::db::interchange {
@@ -408,9 +409,11 @@ ImportSummary import_in_transaction(Store& store, const std::string& source,
     } catch (const UsageError& e) {  // a problem that its family's stored schema refuses
       throw InterchangeError(context() + e.what());
     }
+    // The lookup's precomputed choices commit with the rows: an import killed at any point leaves
+    // either nothing of it or everything, choices included, never rows a lookup must score itself.
+    compute_choices(store.database(), false);
     transaction.commit();
   }
-  store.refresh_family_defaults();
   return summary;
 }
 
