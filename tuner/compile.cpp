@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -184,9 +185,11 @@ Compiled CompileCache::compile_one(const CompileRequest& request) const {
 
 std::vector<Compiled> CompileCache::compile_all(const std::vector<CompileRequest>& requests, int jobs,
                                                const CompileProgress& on_progress) const {
+  // Each missing compile key once: configs that differ only on plan-only axes share their cubin.
   std::vector<std::size_t> missing;
+  std::unordered_set<std::string> queued;
   for (std::size_t i = 0; i < requests.size(); ++i)
-    if (!find(compile_key(requests[i]))) missing.push_back(i);
+    if (std::string key = compile_key(requests[i]); !find(key) && queued.insert(std::move(key)).second) missing.push_back(i);
   const auto report = [&](std::size_t done) {
     if (on_progress) on_progress(done, missing.size());
   };

@@ -205,18 +205,38 @@ TEST(Cli, BadKernelSpecsAreOneLineAndExitTwo) {
 }
 
 TEST(Cli, RestrictNarrowsTheCompiledSpace) {
-  const auto all = tune("--kernel matmul --compile-only --arch sm_90");
-  const auto regtile = tune("--kernel matmul --compile-only --arch sm_90 --restrict 'algo == regtile' --restrict 'tile == 128'");
-  ASSERT_EQ(all.exit_code, 0) << all.err;
+  // Compiled: exactly the restricted space, as `tune space` counts it; counted, not compiled: the
+  // whole space (compiling it is the nightly tests' job).
+  const std::string restrictions = "--restrict 'algo == regtile' --restrict 'tile == 128' --restrict 'splitk == 1'";
+  const auto regtile = tune("--kernel matmul --compile-only --arch sm_90 " + restrictions);
+  const auto counted = tune("space --kernel matmul --arch sm_90 --json " + restrictions);
+  const auto all = tune("space --kernel matmul --arch sm_90 --json");
   ASSERT_EQ(regtile.exit_code, 0) << regtile.err;
+  ASSERT_EQ(counted.exit_code, 0) << counted.err;
+  ASSERT_EQ(all.exit_code, 0) << all.err;
   const auto compiled = [](const std::string& text) {
     const auto at = text.find(" compiled");
     return std::stoi(text.substr(text.rfind(' ', at - 1) + 1, at));
   };
-  EXPECT_GT(compiled(all.out + all.err), compiled(regtile.out + regtile.err));
-  // Each of 3 k splits: 8 x 8 per thread: pad x vec x minblocks x bk; 4 x 4 per thread (1024
-  // threads): pad x (bk 8 with scalar loads, bk 16 with either).
-  EXPECT_EQ(compiled(regtile.out + regtile.err), 3 * (2 * 2 * 2 * 2 + 2 * 3));
+  const auto valid = [](const std::string& json) { return nlohmann::json::parse(json).at("valid_configs").get<int>(); };
+  // 8 x 8 per thread: pad x vec x minblocks x bk; 4 x 4 per thread (1024 threads): pad x (bk 8
+  // with scalar loads, bk 16 with either).
+  EXPECT_EQ(compiled(regtile.out + regtile.err), 2 * 2 * 2 * 2 + 2 * 3);
+  EXPECT_EQ(compiled(regtile.out + regtile.err), valid(counted.out));
+  EXPECT_GT(valid(all.out), valid(counted.out));
+}
+
+// CI's compile check: a sample in which every axis value and every pair of values that valid
+// configs take occurs, the same for a seed, and only with --compile-only.
+TEST(Cli, CoveringSampleCompilesEveryAxisValueAndPairOnce) {
+  const auto first = tune("--kernel copy --compile-only --covering-sample --arch sm_90 --seed 3");
+  const auto again = tune("--kernel copy --compile-only --covering-sample --arch sm_90 --seed 3");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("a sample covering every axis value and pair of values of the"), std::string::npos) << first.out;
+  EXPECT_EQ(first.out.substr(0, first.out.find(" (")), again.out.substr(0, again.out.find(" (")));
+  const auto stray = tune("--kernel copy --covering-sample --device 0");
+  EXPECT_EQ(stray.exit_code, 2);
+  EXPECT_NE(stray.err.find("--covering-sample goes with --compile-only"), std::string::npos) << stray.err;
 }
 
 // A shard with no problem of its own (copy has three) has nothing to do, before any GPU is needed;

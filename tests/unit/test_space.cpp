@@ -208,3 +208,27 @@ TEST(SpaceExpression, LabelsNameTheirValues) {
   ambiguous.labelled_axis("a", {"x", "y"}).labelled_axis("b", {"y", "x"});
   EXPECT_THROW(ambiguous.require("a == y"), UsageError);
 }
+
+// The sample CI compiles: valid configs, every value and every pair of values that valid configs
+// take, far fewer configs than the space, and the same for a seed.
+TEST(SpaceCoveringSample, CoversEveryValueAndPairOfTheValidConfigs) {
+  ScanFamily scan;
+  const Space space = scan.space(limits_for_arch("sm_90"));
+  const auto valid = space.enumerate();
+  const auto sample = covering_sample(space, 7);
+  ASSERT_FALSE(sample.empty());
+  EXPECT_LT(sample.size(), valid.size() / 4);
+  using Pair = std::array<std::int64_t, 4>;
+  const auto pairs_of = [&](const std::vector<Config>& configs) {
+    std::set<Pair> pairs;
+    for (const Config& c : configs)
+      for (std::size_t a = 0; a < c.values.size(); ++a)
+        for (std::size_t b = a; b < c.values.size(); ++b)
+          pairs.insert({static_cast<std::int64_t>(a), c.values[a], static_cast<std::int64_t>(b), c.values[b]});
+    return pairs;
+  };
+  for (const Config& c : sample) EXPECT_TRUE(space.valid(c)) << space.key(c);
+  EXPECT_EQ(pairs_of(sample), pairs_of(valid));  // the a == b entries are the single values
+  EXPECT_EQ(sample, covering_sample(space, 7));
+  EXPECT_EQ(std::set<Config>(sample.begin(), sample.end()).size(), sample.size());
+}

@@ -132,6 +132,7 @@ void check_database_writable(const std::string& path) {
 int run_command(const TuneArgs& args) {
   if (args.list) return list_families();
   if (args.best) return print_best(args);
+  if (args.covering_sample && !args.compile_only) throw UsageError("--covering-sample goes with --compile-only");
   if (args.compile_only) return compile_only(args);
   if (args.simulate) return simulate_landscape(args);
   if (args.strategy_bench) return strategy_bench(args);
@@ -189,8 +190,9 @@ int compile_only(const TuneArgs& args) {
   if (!keep_shards_problems(requested_shard(args), problems)) return 0;
   const Space space = tuning_space(family, limits, args.restrictions);
   if (chosen.spec()) check_spec_family(*chosen.spec(), space, problems, limits.arch());
-  const auto configs = space.enumerate();
+  const auto configs = args.covering_sample ? covering_sample(space, args.seed) : space.enumerate();
   const auto raw = static_cast<std::int64_t>(space.raw_size());
+  const std::size_t valid = args.covering_sample ? space.enumerate().size() : configs.size();
 
   // A private cache folder: every config is compiled afresh, yet in parallel worker processes.
   const auto folder = std::filesystem::temp_directory_path() / fmt::format("cutune-compile-only-{}", getpid());
@@ -223,9 +225,12 @@ int compile_only(const TuneArgs& args) {
     failures += failed;
     std::string described;
     for (const auto& d : definitions) described += (described.empty() ? "" : " ") + d;
-    std::cout << fmt::format("{} {} {} ({}): {} raw configs, {} rejected by constraints, {} compiled, {} failed ({:.1f} s)\n",
+    std::cout << fmt::format("{} {} {} ({}): {} raw configs, {} rejected by constraints, {}{} compiled, {} failed ({:.1f} s)\n",
                              family.name(), limits.arch(), problem.dtype(), described, raw,
-                             raw - static_cast<std::int64_t>(configs.size()), ok, failed, seconds);
+                             raw - static_cast<std::int64_t>(valid),
+                             args.covering_sample ? fmt::format("a sample covering every axis value and pair of values of the {} valid: ", valid)
+                                                  : std::string(),
+                             ok, failed, seconds);
   }
   std::error_code ec;
   std::filesystem::remove_all(folder, ec);

@@ -11,6 +11,7 @@ namespace cutune {
 
 struct TuneArgs {
   bool list = false, best = false, compile_only = false, no_cache = false, quiet = false;
+  bool covering_sample = false;  // --compile-only: a sample covering every axis value, not the whole space
   std::optional<std::string> kernel;
   std::optional<std::string> kernel_file;     // a kernel spec (docs/kernel-spec.md) instead of --kernel
   std::optional<int> samples;                 // exactly this many timed samples per config

@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   app.add_flag("--list", args.list, "list the kernel families, one line each");
   app.add_flag("--best", args.best, "print the best stored config per (device, family, problem)");
   app.add_flag("--compile-only", args.compile_only, "compile every config of the space with NVRTC; no GPU needed");
+  app.add_flag("--covering-sample", args.covering_sample,
+               "with --compile-only: compile a sample in which every value of every axis occurs (chosen by --seed), "
+               "not the whole space");
   app.add_option("--kernel,-k", args.kernel, "kernel family to tune (see --list)");
   app.add_option("--kernel-file", args.kernel_file,
                  "a kernel spec file (TOML, docs/kernel-spec.md): tune your own kernel instead of a built-in family");

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
+#include <set>
+#include <unordered_set>
 
 #include "error.hpp"
 #include "expression.hpp"
@@ -259,6 +262,52 @@ Config Space::parse(const std::string& key) const {
   for (std::size_t i = 0; i < axes_.size(); ++i)
     if (!seen[i]) throw UsageError("config '" + key + "' lacks parameter '" + axes_[i].name + "'");
   return config;
+}
+
+std::vector<Config> covering_sample(const Space& space, std::uint64_t seed) {
+  std::vector<Config> configs = space.enumerate();
+  std::mt19937_64 rng(seed);
+  std::shuffle(configs.begin(), configs.end(), rng);
+  // What a config covers, as numbers: each axis value, and each pair of values on two axes
+  // (axis indices and value positions packed into one word).
+  const auto& axes = space.axes();
+  const auto position = [&](std::size_t axis, std::int64_t value) -> std::uint64_t { return *axes[axis].index_of(value); };
+  const auto covers = [&](const Config& c) {
+    std::vector<std::uint64_t> items;
+    for (std::size_t a = 0; a < c.values.size(); ++a) {
+      const std::uint64_t pa = position(a, c.values[a]);
+      items.push_back((std::uint64_t{a} << 52) | (std::uint64_t{0xFFF} << 40) | pa);
+      for (std::size_t b = a + 1; b < c.values.size(); ++b)
+        items.push_back((std::uint64_t{a} << 52) | (std::uint64_t{b} << 40) | (pa << 20) | position(b, c.values[b]));
+    }
+    return items;
+  };
+  std::unordered_set<std::uint64_t> uncovered;
+  std::vector<std::vector<std::uint64_t>> covered_by;
+  covered_by.reserve(configs.size());
+  for (const Config& c : configs) {
+    covered_by.push_back(covers(c));
+    uncovered.insert(covered_by.back().begin(), covered_by.back().end());
+  }
+  std::vector<Config> sample;
+  std::vector<bool> taken(configs.size(), false);
+  while (!uncovered.empty()) {
+    std::size_t best = 0, best_gain = 0;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      if (taken[i]) continue;
+      std::size_t gain = 0;
+      for (std::uint64_t item : covered_by[i]) gain += uncovered.count(item);
+      if (gain > best_gain) {
+        best = i;
+        best_gain = gain;
+      }
+    }
+    if (best_gain == 0) break;
+    for (std::uint64_t item : covered_by[best]) uncovered.erase(item);
+    taken[best] = true;
+    sample.push_back(configs[best]);
+  }
+  return sample;
 }
 
 }  // namespace cutune

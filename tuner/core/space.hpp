@@ -114,4 +114,11 @@ class Space {
   std::vector<Constraint> constraints_;
 };
 
+// Valid configs among which every value that some valid config takes on an axis occurs, and every
+// pair of values on two axes that some valid config takes together: a few dozen configs that
+// reach every branch a template takes on its axes and their interactions two by two, where
+// compiling the whole space is a nightly job. Greedy: each pick covers the most values and pairs
+// not covered yet, ties broken by a shuffle drawn from `seed`, so a seed always gives one sample.
+std::vector<Config> covering_sample(const Space& space, std::uint64_t seed);
+
 }  // namespace cutune
