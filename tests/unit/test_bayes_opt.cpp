@@ -11,6 +11,7 @@
 #include "strategies/bayes_opt.hpp"
 #include "strategies/gaussian_process.hpp"
 #include "strategies/strategy.hpp"
+#include "strategies/warm_prior.hpp"
 
 using namespace cutune;
 
@@ -83,26 +84,108 @@ TEST(GaussianProcess, AFantasyShrinksVariancesAsRefittingWithItWould) {
   EXPECT_LT(candidates.variance()(1), gp.predict(points).variance(1));  // a neighbour of a fantasy is surer too
 }
 
-TEST(BayesOpt, AWarmStartOpensWithTheOtherResultsBestValidConfigs) {
-  const Space space = grid_space();
+namespace {
+
+// Results of another GPU: its fastest would be (8, 8), which grid_space() does not hold.
+WarmStartSource other_gpu() {
   WarmStartSource other{"other GPU", {}};
-  // Fastest first would be (8, 8), which this space does not hold: it must be skipped.
   other.results.push_back({Config{{8, 8}}, 0.1, 1});
   other.results.push_back({Config{{7, 7}}, 0.2, 1});
   other.results.push_back({Config{{2, 3}}, 0.3, 1});
   other.results.push_back({Config{{5, 1}}, std::nullopt, 1});  // failed there
   other.results.push_back({Config{{1, 1}}, 9.0, 1});
   other.results.push_back({Config{{4, 4}}, 0.25, 1});
+  return other;
+}
+
+// Proposes one config and observes it at `time`.
+Config step(BayesOpt& search, double time) {
+  const auto batch = search.propose(1);
+  EXPECT_EQ(batch.size(), 1u);
+  search.observe({batch.at(0), time, 1});
+  return batch.at(0);
+}
+
+}  // namespace
+
+TEST(BayesOpt, AWarmStartOpensWithTheOtherResultsBestValidConfigAndAddsSeedsWhileTheyWin) {
+  const Space space = grid_space();
   BayesOpt::Options options;
   options.warm_seeds = 3;
   options.initial = 5;
-  BayesOpt search(space, 7, options, {other});
-  const auto first = search.propose(3);
-  ASSERT_EQ(first.size(), 3u);
+  BayesOpt search(space, 7, options, {other_gpu()});
+  // Seed, space-filling, then a seed only while the seeds beat the space-filling configs.
+  EXPECT_EQ(step(search, 1.0), (Config{{7, 7}}));
+  const Config filling = step(search, 2.0);
+  EXPECT_TRUE(space.valid(filling));
+  EXPECT_EQ(step(search, 1.5), (Config{{4, 4}}));  // confirmed: 1.0 beat 2.0
+  step(search, 3.0);
+  EXPECT_EQ(step(search, 1.2), (Config{{2, 3}}));
+}
+
+TEST(BayesOpt, AWarmStartThatLosesToTheSpaceFillingConfigsGetsNoSecondSeed) {
+  const Space space = grid_space();
+  BayesOpt::Options options;
+  options.warm_seeds = 3;
+  options.initial = 5;
+  BayesOpt search(space, 7, options, {other_gpu()});
+  EXPECT_EQ(step(search, 5.0), (Config{{7, 7}}));
+  step(search, 1.0);  // a config chosen without the warm start beats its favourite
+  for (int i = 0; i < 3; ++i) {
+    const Config next = step(search, 2.0);
+    EXPECT_NE(next, (Config{{4, 4}})) << i;
+    EXPECT_NE(next, (Config{{2, 3}})) << i;
+  }
+  // Asked for the whole design at once, nothing is confirmed yet: one seed, the rest fill.
+  BayesOpt batched(space, 7, options, {other_gpu()});
+  const auto first = batched.propose(5);
+  ASSERT_EQ(first.size(), 5u);
   EXPECT_EQ(first[0], (Config{{7, 7}}));
-  EXPECT_EQ(first[1], (Config{{4, 4}}));
-  EXPECT_EQ(first[2], (Config{{2, 3}}));
-  for (const auto& c : first) EXPECT_TRUE(space.valid(c));
+  for (std::size_t i = 1; i < first.size(); ++i) {
+    EXPECT_NE(first[i], (Config{{4, 4}}));
+    EXPECT_NE(first[i], (Config{{2, 3}}));
+  }
+}
+
+TEST(WarmPrior, KeepsSourcesApartAndWeighsThemByWhatTheyPredict) {
+  const Space space = grid_space();
+  // Times of this device: a + b. One source agrees (a + b, slower), one is reversed (1 / (a + b)).
+  WarmStartSource agreeing{"agreeing", {}}, reversed{"reversed", {}};
+  space.for_each_valid([&](const Config& c) {
+    const double t = static_cast<double>(c.values[0] + c.values[1]);
+    agreeing.results.push_back({c, 10 * t, 1});
+    reversed.results.push_back({c, 1 / t, 1});
+  });
+  const WarmPrior prior({agreeing, reversed}, space);
+  ASSERT_EQ(prior.sources(), 2u);
+  // The consensus of a perfect and a reversed source ranks nothing well, but the fit sorts them.
+  std::vector<Config> measured;
+  space.for_each_valid([&](const Config& c) {
+    if ((c.values[0] * 3 + c.values[1]) % 5 == 0) measured.push_back(c);
+  });
+  Eigen::MatrixXd scores(static_cast<Eigen::Index>(measured.size()), 2);
+  Eigen::VectorXd y(scores.rows());
+  for (Eigen::Index i = 0; i < scores.rows(); ++i) {
+    scores.row(i) = prior.scores(measured[static_cast<std::size_t>(i)]).transpose();
+    y(i) = std::log(static_cast<double>(measured[static_cast<std::size_t>(i)].values[0] + measured[static_cast<std::size_t>(i)].values[1]));
+  }
+  y = (y.array() - y.mean()) / std::sqrt((y.array() - y.mean()).square().sum() / static_cast<double>(y.size() - 1));
+  const Eigen::VectorXd both = prior.fit_weights(scores, y);
+  EXPECT_GT(both(0), 0.8);
+  EXPECT_EQ(both(1), 0.0);  // never negative: a reversed source is dropped, not turned around
+
+  const WarmPrior reversed_only({reversed}, space);
+  Eigen::MatrixXd reversed_scores(scores.rows(), 1);
+  reversed_scores.col(0) = scores.col(1);
+  EXPECT_EQ(reversed_only.fit_weights(reversed_scores, y)(0), 0.0);
+  // Without evidence (nothing measured), the guess.
+  EXPECT_DOUBLE_EQ(reversed_only.fit_weights(Eigen::MatrixXd(0, 1), Eigen::VectorXd(0))(0), WarmPrior::kGuess);
+  // Measured only where the source's scores are all alike, its weight learns little and falls
+  // from the guess instead of being confirmed by it.
+  Eigen::MatrixXd alike = Eigen::MatrixXd::Constant(3, 1, -2.0);
+  Eigen::VectorXd spread(3);
+  spread << -1, 0, 1;
+  EXPECT_LT(reversed_only.fit_weights(alike, spread)(0), 0.1);
 }
 
 TEST(BayesOpt, BatchesGrowWithWhatTheModelKnows) {

@@ -8,41 +8,12 @@
 namespace cutune {
 namespace {
 
-// Weight of the prior guess for the warm start's scale factor, in pseudo-observations: with few
-// measurements the factor stays near kPriorScaleGuess, and evidence takes over as it comes in.
-constexpr double kPriorScaleGuess = 0.5, kPriorScaleWeight = 2.0;
 constexpr int kFitEvaluations = 120;
 // Candidates besides random ones: crossings of the best `kLeaders` successes.
 constexpr std::size_t kLeaders = 10, kCrossings = 64;
 
 double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI); }
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
-
-// Each source's successful log times become z-scores; its failures count as its slowest success.
-// A config in several sources gets the mean of their scores.
-std::unordered_map<Config, double, ConfigHash> normalised_prior(const WarmStart& warm_start) {
-  std::unordered_map<Config, std::pair<double, int>, ConfigHash> sums;
-  for (const auto& source : warm_start) {
-    std::vector<double> logs;
-    for (const auto& r : source.results)
-      if (r.objective) logs.push_back(std::log(std::max(*r.objective, 1e-12)));
-    if (logs.size() < 2) continue;
-    const double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(logs.size());
-    double squares = 0;
-    for (double l : logs) squares += (l - mean) * (l - mean);
-    const double sd = std::max(std::sqrt(squares / static_cast<double>(logs.size() - 1)), 1e-9);
-    const double slowest = (*std::max_element(logs.begin(), logs.end()) - mean) / sd;
-    for (const auto& r : source.results) {
-      const double z = r.objective ? (std::log(std::max(*r.objective, 1e-12)) - mean) / sd : slowest;
-      auto& [sum, count] = sums[r.config];
-      sum += z;
-      ++count;
-    }
-  }
-  std::unordered_map<Config, double, ConfigHash> prior;
-  for (const auto& [config, sum_count] : sums) prior[config] = sum_count.first / sum_count.second;
-  return prior;
-}
 
 // Measuring cost ≈ base + slope · time, by least squares over the successes: measuring takes
 // longer the slower the config. Without a positive slope (compiles dominate) every candidate
@@ -77,18 +48,9 @@ struct CostModel {
 }  // namespace
 
 BayesOpt::BayesOpt(const Space& space, std::uint64_t seed, Options options, const WarmStart& warm_start)
-    : state_(space, seed), options_(options), encoding_(space), model_(encoding_.dimensions()) {
+    : state_(space, seed), options_(options), encoding_(space), model_(encoding_.dimensions()),
+      prior_(warm_start, space) {
   options_.window = std::max<std::size_t>(options_.window, 8);
-  for (auto& [config, z] : normalised_prior(warm_start))
-    if (space.valid(config)) {
-      prior_.emplace(config, z);
-      prior_ranked_.push_back(config);
-    }
-  // Best first; ties in config order, so the seeds do not depend on hashing.
-  std::sort(prior_ranked_.begin(), prior_ranked_.end(), [&](const Config& a, const Config& b) {
-    const double pa = prior_.at(a), pb = prior_.at(b);
-    return pa != pb ? pa < pb : a < b;
-  });
 }
 
 Eigen::VectorXd BayesOpt::coordinates(const Config& config) const {
@@ -96,25 +58,28 @@ Eigen::VectorXd BayesOpt::coordinates(const Config& config) const {
   return Eigen::Map<const Eigen::VectorXd>(point.data(), static_cast<Eigen::Index>(point.size()));
 }
 
-double BayesOpt::prior_of(const Config& config) const {
-  const auto it = prior_.find(config);
-  return it == prior_.end() ? 0.0 : it->second;
-}
-
 void BayesOpt::build_design(std::size_t size) {
-  // The design: `size` configs, the warm start's best first.
+  // The design: `size` configs, the warm start's best interleaved with space-filling ones. The
+  // warm seeds are bets on the other results; the space-filling configs are the reference they are
+  // judged by (and what tells the prior's weights how far to trust the sources, warm_prior.hpp,
+  // since the sources say different things of them). The first seed opens; every other slot after
+  // the first two is a further seed only while the bets are confirmed (next_design_config), and the
+  // seeds take at most half of the design, rounded up. So a source that misleads costs one
+  // evaluation of the design, and its other favourites come later only through the model, as
+  // candidates whose prior mean counts once measurements confirm it.
   design_built_ = true;
-  std::vector<Config> chosen;
-  for (const Config& config : prior_ranked_) {
-    if (chosen.size() >= std::min(options_.warm_seeds, size)) break;
-    chosen.push_back(config);
+  design_left_ = size;
+  const std::size_t seed_count = std::min(options_.warm_seeds, (size + 1) / 2);
+  for (const Config& config : prior_.ranked()) {
+    if (warm_seeds_.size() >= seed_count) break;
+    warm_seeds_.push_back(config);
   }
-  const std::size_t seeded = chosen.size();
   // Greedy maximin over a pool of random valid configs: each pick is the pool config farthest
-  // from everything chosen so far, so the design covers the space instead of clustering.
-  std::unordered_set<Config, ConfigHash> pooled(chosen.begin(), chosen.end());
+  // from everything chosen so far, so the design covers the space instead of clustering. As many
+  // as the design could need if no seed but the first is confirmed.
+  std::unordered_set<Config, ConfigHash> pooled(warm_seeds_.begin(), warm_seeds_.end());
   std::vector<Config> pool;
-  const std::size_t wanted = size > seeded ? size - seeded : 0;
+  const std::size_t wanted = warm_seeds_.empty() ? size : size - 1;
   for (std::size_t draw = 0; draw < 32 * wanted; ++draw) {
     auto config = state_.random_unproposed();
     if (!config) break;
@@ -126,8 +91,9 @@ void BayesOpt::build_design(std::size_t size) {
   const auto account_for = [&](const Eigen::VectorXd& x) {
     for (std::size_t i = 0; i < pool.size(); ++i) nearest[i] = std::min(nearest[i], (pool_x[i] - x).squaredNorm());
   };
-  for (const Config& c : chosen) account_for(coordinates(c));
+  if (!warm_seeds_.empty()) account_for(coordinates(warm_seeds_.front()));
   std::vector<bool> taken(pool.size(), false);
+  std::vector<Config> filling;
   for (std::size_t pick = 0; pick < wanted && pick < pool.size(); ++pick) {
     // With nothing chosen yet every distance is infinite and the first of the (random) pool wins.
     std::size_t best = 0;
@@ -138,10 +104,40 @@ void BayesOpt::build_design(std::size_t size) {
         best = i;
       }
     taken[best] = true;
-    chosen.push_back(pool[best]);
+    filling.push_back(pool[best]);
     account_for(pool_x[best]);
   }
-  design_.assign(chosen.rbegin(), chosen.rend());
+  filling_.assign(filling.rbegin(), filling.rend());
+  std::reverse(warm_seeds_.begin(), warm_seeds_.end());
+}
+
+bool BayesOpt::warm_seeds_confirmed() const {
+  // Confirmed: the fastest seed measured beats every space-filling config measured, i.e. the
+  // sources' favourites are faster here than configs chosen without them. A seed or filling config
+  // still unmeasured (a batch proposed ahead) leaves the question open, which does not confirm.
+  if (points_.size() < proposed_in_design_) return false;
+  double seeds = std::numeric_limits<double>::infinity(), filling = seeds;  // fastest log times
+  for (const Point& p : points_) {
+    const double time = p.log_time.value_or(std::numeric_limits<double>::infinity());
+    double& fastest = seeded_.count(p.config) ? seeds : filling;
+    fastest = std::min(fastest, time);
+  }
+  return seeds < filling;
+}
+
+std::optional<Config> BayesOpt::next_design_config() {
+  if (design_left_ == 0) return std::nullopt;
+  const std::size_t slot = proposed_in_design_;
+  // Slot 0 the first seed, odd slots space-filling, even slots after that a seed if confirmed.
+  const bool seed_slot = !warm_seeds_.empty() && (slot == 0 || (slot % 2 == 0 && warm_seeds_confirmed()));
+  std::vector<Config>& from = seed_slot ? warm_seeds_ : (filling_.empty() ? warm_seeds_ : filling_);
+  if (from.empty()) return std::nullopt;
+  Config config = from.back();
+  from.pop_back();
+  if (seed_slot) seeded_.insert(config);
+  --design_left_;
+  ++proposed_in_design_;
+  return config;
 }
 
 std::vector<Config> BayesOpt::candidates() {
@@ -166,10 +162,12 @@ std::vector<Config> BayesOpt::candidates() {
       if (state_.uniform() < 0.5) mixed.values[axis] = b.values[axis];
     if (space.valid(mixed)) add(mixed);
   }
-  // The warm start's best configs not tried yet, while the prior still has a say.
-  for (std::size_t i = 0, added = 0; i < prior_ranked_.size() && added < 16; ++i)
-    if (!state_.proposed(prior_ranked_[i])) {
-      add(prior_ranked_[i]);
+  // The warm start's best configs not tried yet: they win only where the fitted prior weights
+  // (confirmed by this search's measurements) make them look fast.
+  const std::vector<Config>& ranked = prior_.ranked();
+  for (std::size_t i = 0, added = 0; i < ranked.size() && added < 16; ++i)
+    if (!state_.proposed(ranked[i])) {
+      add(ranked[i]);
       ++added;
     }
   for (std::size_t draw = 0; draw < options_.candidates; ++draw) {
@@ -212,22 +210,23 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
   for (const Point* p : data)
     if (p->log_time) slowest = std::max(slowest, *p->log_time);
   const auto n = static_cast<Eigen::Index>(data.size());
-  Eigen::VectorXd y(n), prior(n);
+  Eigen::VectorXd y(n);
+  Eigen::MatrixXd prior(n, static_cast<Eigen::Index>(prior_.sources()));
   Eigen::MatrixXd x(n, static_cast<Eigen::Index>(encoding_.dimensions()));
   for (Eigen::Index i = 0; i < n; ++i) {
     y(i) = data[i]->log_time.value_or(slowest);
-    prior(i) = data[i]->prior;
+    prior.row(i) = data[i]->prior.transpose();
     x.row(i) = data[i]->x.transpose();
   }
   const double mean = y.mean();
   const double sd = n > 1 ? std::sqrt((y.array() - mean).square().sum() / static_cast<double>(n - 1)) : 0.0;
   const double log_sd = sd > 1e-12 ? sd : 1.0;
   y = (y.array() - mean) / log_sd;
-  // The warm start's scale, by least squares shrunk towards the guess; the model learns what it misses.
-  double scale = 0;
-  if (!prior_.empty())
-    scale = (prior.dot(y) + kPriorScaleWeight * kPriorScaleGuess) / (prior.squaredNorm() + kPriorScaleWeight);
-  Eigen::VectorXd residual = y - scale * prior;
+  // The warm start's weight per source, fitted to what was measured (warm_prior.hpp); the model
+  // learns what the prior misses.
+  const Eigen::VectorXd weights = prior_.empty() ? Eigen::VectorXd() : prior_.fit_weights(prior, y);
+  Eigen::VectorXd residual = y;
+  if (!prior_.empty()) residual -= prior * weights;
   const double offset = residual.mean();
   residual.array() -= offset;
   model_.set_data(x, residual);
@@ -247,10 +246,10 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
   std::vector<Config> batch;
   if (pool.empty()) return batch;
   Eigen::MatrixXd px(static_cast<Eigen::Index>(pool.size()), x.cols());
-  Eigen::VectorXd pprior(static_cast<Eigen::Index>(pool.size()));
+  Eigen::VectorXd pprior = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(pool.size()));
   for (std::size_t i = 0; i < pool.size(); ++i) {
     px.row(static_cast<Eigen::Index>(i)) = coordinates(pool[i]).transpose();
-    pprior(static_cast<Eigen::Index>(i)) = prior_of(pool[i]);
+    if (!prior_.empty()) pprior(static_cast<Eigen::Index>(i)) = prior_.scores(pool[i]).dot(weights);
   }
   const CostModel cost = options_.cost_power > 0 ? CostModel::fit(data) : CostModel{};
 
@@ -263,7 +262,7 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
     for (std::size_t i = 0; i < pool.size(); ++i) {
       if (taken[i]) continue;
       const auto row = static_cast<Eigen::Index>(i);
-      const double mu = offset + scale * pprior(row) + predicted.mean()(row);
+      const double mu = offset + pprior(row) + predicted.mean()(row);
       const double sigma = std::sqrt(predicted.variance()(row));
       const double improvement = incumbent - options_.exploration - mu;
       const double z = improvement / sigma;
@@ -287,9 +286,10 @@ std::vector<Config> BayesOpt::propose(std::size_t max_batch) {
   if (max_batch == 0) return {};
   if (!design_built_) build_design(options_.initial);
   std::vector<Config> batch;
-  while (!design_.empty() && batch.size() < max_batch) {
-    if (state_.claim(design_.back())) batch.push_back(design_.back());
-    design_.pop_back();
+  while (batch.size() < max_batch) {
+    const std::optional<Config> config = next_design_config();
+    if (!config) break;
+    if (state_.claim(*config)) batch.push_back(*config);
   }
   if (!batch.empty()) return batch;
   const bool any_success = std::any_of(points_.begin(), points_.end(), [](const Point& p) { return p.log_time.has_value(); });
@@ -320,7 +320,7 @@ void BayesOpt::observe(const Observation& observation) {
   p.x = coordinates(observation.config);
   // A time of 0 (a landscape's rounding) must not become -inf.
   if (observation.objective) p.log_time = std::log(std::max(*observation.objective, 1e-12));
-  p.prior = prior_of(observation.config);
+  p.prior = prior_.scores(observation.config);
   p.cost_seconds = observation.cost_seconds;
   points_.push_back(std::move(p));
 }

@@ -1,13 +1,16 @@
 #pragma once
 // Bayesian optimisation over a discrete, constrained space (the model-based strategy).
 //
-// - Start: a space-filling design (greedy maximin over a pool of random valid configs), led by
-//   the best configs of a warm start when there is one.
+// - Start: a space-filling design (greedy maximin over a pool of random valid configs). With a
+//   warm start, its best config opens, and further seeds take every other slot only while the
+//   seeds measured beat the space-filling configs measured (at most half the design): a source
+//   that misleads costs one evaluation of the design, not the design.
 // - Model: a Gaussian process (gaussian_process.hpp) on the log of the time, standardised.
 //   Failed configs count as the slowest time seen, so the model learns to avoid their region.
-//   With a warm start, the model's prior mean is the warm start's normalised log time scaled by a
-//   factor fitted to what this search has measured (0 when the other results do not predict
-//   these, so a misleading prior fades as evidence comes in).
+//   With a warm start, the model's prior mean is a weighted sum of each source's normalised log
+//   time, one weight per source fitted to what this search has measured and never negative
+//   (warm_prior.hpp): a source that does not predict these results gets weight 0 and stops
+//   steering the search, while one that does keeps its favourites among the best candidates.
 // - Proposals: expected improvement divided by the predicted cost of measuring (cost ≈ a + b ·
 //   time, fitted to what was measured) to the power `cost_power`, and every `exploit_every`-th
 //   pick the lowest predicted time instead. Candidates are all valid and unproposed (random
@@ -19,10 +22,13 @@
 //   the most recent), and its hyperparameters refitted on a schedule, so a proposal stays in
 //   milliseconds next to seconds of compiling and measuring.
 #include <memory>
+#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "gaussian_process.hpp"
 #include "search_state.hpp"
+#include "warm_prior.hpp"
 
 namespace cutune {
 
@@ -32,7 +38,9 @@ class BayesOpt : public Strategy {
     std::size_t initial = 3;       // space-filling configs before the model leads (warm-start seeds count)
     std::size_t candidates = 256;  // random valid configs scored per proposal, besides neighbours of the best
     std::size_t window = 160;      // observations the model is fitted to, at most
-    std::size_t warm_seeds = 3;    // a warm start's best configs that open the search
+    // A warm start's best configs in the design, at most (and at most half of it, rounded up);
+    // after the first, each only while the seeds beat the space-filling configs.
+    std::size_t warm_seeds = 3;
     double exploration = 0.0;      // ξ of expected improvement, in standard deviations of log time
     // Expected improvement is divided by the predicted cost of the evaluation to this power
     // (0: plain EI). Slow configs also take longest to measure, so on a small budget a search
@@ -54,12 +62,13 @@ class BayesOpt : public Strategy {
     Config config;
     Eigen::VectorXd x;              // unit coordinates
     std::optional<double> log_time;  // nullopt: failed
-    double prior = 0;                // the warm start's normalised log time (0: none)
+    Eigen::VectorXd prior;           // each warm-start source's normalised log time (0: not held)
     double cost_seconds = 0;         // what evaluating it cost
   };
   void build_design(std::size_t size);
+  std::optional<Config> next_design_config();  // nullopt once the design is spent
+  bool warm_seeds_confirmed() const;
   Eigen::VectorXd coordinates(const Config& config) const;
-  double prior_of(const Config& config) const;
   std::vector<Config> candidates();
   std::vector<const Point*> fastest(std::size_t count) const;  // successes, fastest first
   std::vector<const Point*> window() const;
@@ -69,13 +78,16 @@ class BayesOpt : public Strategy {
   Options options_;
   UnitEncoding encoding_;
   GaussianProcess model_;
-  std::vector<Config> design_;  // still to propose, next last
+  // The opening design (build_design): warm seeds and space-filling configs still to propose,
+  // next last; the seeds proposed; how many design configs were proposed and are left.
+  std::vector<Config> warm_seeds_, filling_;
+  std::unordered_set<Config, ConfigHash> seeded_;
+  std::size_t proposed_in_design_ = 0, design_left_ = 0;
   bool design_built_ = false;
   std::vector<Point> points_;  // every observation, in order
   std::size_t next_fit_ = 3;
   std::size_t picks_ = 0;      // model picks so far   // refit the hyperparameters when this many points are observed
-  std::unordered_map<Config, double, ConfigHash> prior_;  // warm start: normalised log time
-  std::vector<Config> prior_ranked_;                       // warm start's configs, best first
+  WarmPrior prior_;  // the warm start: its sources' normalised times, weights and ranking
 };
 
 }  // namespace cutune

@@ -33,7 +33,9 @@ BayesOpt::Options bayes_opt_options(OptionReader& read) {
   o.candidates = read.count("candidates", o.candidates, 1, 100000,
                             "random valid configs the acquisition scores per proposal (besides neighbours of the best)");
   o.window = read.count("window", o.window, 8, 2000, "observations the model is fitted to, at most");
-  o.warm_seeds = read.count("warm_seeds", o.warm_seeds, 0, 1000, "a warm start's best configs that open the search");
+  o.warm_seeds = read.count("warm_seeds", o.warm_seeds, 0, 1000,
+                            "a warm start's best configs in the opening design, at most (after the first, only "
+                            "while they beat the space-filling configs)");
   o.exploration = read.real("exploration", o.exploration, 0, 10, "ξ of expected improvement (standard deviations)");
   o.cost_power = read.real("cost_power", o.cost_power, 0, 2,
                            "divide expected improvement by the predicted evaluation cost to this power (0: plain EI)");
