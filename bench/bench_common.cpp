@@ -1,6 +1,5 @@
 #include "bench_common.hpp"
 
-#include "bench_git_commit.hpp"  // generated at build time
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +11,7 @@
 
 #include "compile.hpp"
 #include "l2_flush.hpp"
+#include "tool_version.hpp"
 
 namespace cutune::bench {
 
@@ -120,7 +120,7 @@ int bench_main(const char* program, const std::function<void()>& body) {
   }
 }
 
-std::string bench_git_commit() { return CUTUNE_GIT_COMMIT; }
+std::string bench_git_commit() { return tool_commit(); }
 
 DeviceBytes::DeviceBytes(std::size_t bytes) : bytes_(bytes) {
   CUTUNE_CUDART(cudaMalloc(&pointer_, std::max<std::size_t>(bytes, 1)));

@@ -1,6 +1,6 @@
 # Writes OUTPUT (a header) with the commit the build tree is compiled from, "+dirty" when tracked
-# files differ from it. Run at every build (see bench/CMakeLists.txt); the file is rewritten only
-# when its text changes, so an unchanged tree recompiles nothing.
+# files differ from it. Run at every build; the file is rewritten only
+# when its text changes, so an unchanged tree recompiles nothing. identity/CMakeLists.txt runs it.
 execute_process(COMMAND git rev-parse --short HEAD WORKING_DIRECTORY ${SOURCE_DIR}
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 if(NOT commit)

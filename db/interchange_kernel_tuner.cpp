@@ -27,6 +27,7 @@
 
 #include "compressed_file.hpp"
 #include "field_text.hpp"
+#include "tool_version.hpp"
 #include "core/hash.hpp"
 #include "interchange_kernel_tuner.hpp"
 #include "interchange_rows.hpp"
@@ -230,7 +231,7 @@ OriginRows store_origin(Store& store, const Origin& o, const std::string& strate
   run.template_id = ids.template_id;
   run.strategy = strategy;
   run.command = command;
-  run.tool_version = "cutune 0.1.0";
+  run.tool_version = tool_version();
   run.started_at = started_at;
   run.finished_at = started_at;
   run.status = "finished";

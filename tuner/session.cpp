@@ -203,7 +203,6 @@ Space tuning_space(const Family& family, const DeviceLimits& limits, const std::
   return space;
 }
 
-std::string tool_version() { return "cutune 0.1.0"; }
 
 db::ProblemRecord problem_record(const Family& family, const Problem& problem) {
   return {0, family.name(), problem.key(), problem.size(), problem.dtype(), problem.descriptor().dump(), problem.match_key()};

@@ -13,6 +13,7 @@
 #include "measure.hpp"
 #include "store.hpp"
 #include "strategies/strategy.hpp"
+#include "tool_version.hpp"
 
 namespace cutune {
 
@@ -89,7 +90,5 @@ db::ProblemRecord problem_record(const Family& family, const Problem& problem);
 // Table of best configs (per device and problem), as printed by `tune --best` and after a run.
 void print_best_table(std::ostream& out, const std::vector<db::BestRow>& rows);
 
-// Stamped into runs and reports.
-std::string tool_version();
 
 }  // namespace cutune

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "schema.hpp"
 #include "store.hpp"
@@ -952,4 +953,12 @@ TEST(CliReport, CompareBadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("report --compare " + a + " " + b + " --run " + a + with), "give --run or --compare, not both");
   expect_usage_error(tune("report --compare GPU-report-a GPU-report-b --device-uuid GPU-report-a" + with), "--device-uuid");
   EXPECT_FALSE(std::filesystem::exists(out)) << "bad input wrote pages";
+}
+
+// The version names the project's version and the commit the binary was built from.
+TEST(Cli, VersionNamesTheProjectVersionAndTheCommit) {
+  const auto run = tune("--version");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(^cutune [0-9]+\.[0-9]+\.[0-9]+ \(([0-9a-f]{7,}(\+dirty)?|unknown)\))")))
+      << run.out;
 }
