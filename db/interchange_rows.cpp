@@ -8,6 +8,7 @@
 #include <set>
 
 #include "choice_tables.hpp"
+#include "core/status.hpp"
 #include "field_text.hpp"
 
 namespace cutune::db::interchange {
@@ -217,11 +218,7 @@ void check_launch_plan(const Json& plan) {
   }
 }
 
-bool is_result_status(std::string_view status) {
-  for (const char* known : {"ok", "compile_error", "load_error", "launch_error", "runtime_fault", "timeout", "wrong_result"})
-    if (status == known) return true;
-  return false;
-}
+bool is_result_status(std::string_view status) { return status_named(status).has_value(); }
 
 void check_device(const DeviceRecord& d) {
   if (d.uuid.empty()) throw InterchangeError("a device has an empty uuid");

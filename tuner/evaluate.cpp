@@ -29,19 +29,6 @@ constexpr unsigned char kPoisonByte = 0xA5;  // outputs and scratch before a ver
 
 }  // namespace
 
-std::string to_string(Status status) {
-  switch (status) {
-    case Status::ok: return "ok";
-    case Status::compile_error: return "compile_error";
-    case Status::load_error: return "load_error";
-    case Status::launch_error: return "launch_error";
-    case Status::runtime_fault: return "runtime_fault";
-    case Status::timeout: return "timeout";
-    case Status::wrong_result: return "wrong_result";
-  }
-  return "unknown";
-}
-
 // Device-side state for the current problem. Rebuilt from the host copies after a fault.
 struct GpuEvaluator::State {
   Stream stream;

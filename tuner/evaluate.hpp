@@ -14,6 +14,7 @@
 #include <string>
 
 #include "compile.hpp"
+#include "core/status.hpp"
 #include "device.hpp"
 #include "family.hpp"
 #include "measure.hpp"
@@ -24,8 +25,6 @@ class OutputChecker;
 
 namespace cutune {
 
-enum class Status { ok, compile_error, load_error, launch_error, runtime_fault, timeout, wrong_result };
-std::string to_string(Status status);
 
 struct Outcome {
   Status status = Status::ok;

@@ -89,13 +89,11 @@ nlohmann::json to_json(const Outcome& o) {
 }
 
 Outcome outcome_from_json(const nlohmann::json& j) {
-  static const std::map<std::string, Status> statuses{
-      {"ok", Status::ok},                   {"compile_error", Status::compile_error},
-      {"load_error", Status::load_error},   {"launch_error", Status::launch_error},
-      {"runtime_fault", Status::runtime_fault}, {"timeout", Status::timeout},
-      {"wrong_result", Status::wrong_result}};
   Outcome o;
-  o.status = statuses.at(j.at("status").get<std::string>());
+  const std::string status = j.at("status").get<std::string>();
+  const auto named = status_named(status);
+  if (!named) throw Error("the GPU worker answered with an unknown status '" + status + "'");
+  o.status = *named;
   o.error = j.at("error").get<std::string>();
   o.verify_seconds = j.at("verify_s").get<double>();
   o.benchmark_seconds = j.at("benchmark_s").get<double>();
