@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <unordered_set>
 
@@ -78,8 +79,14 @@ void check_nvrtc_supports(const std::string& arch) {
   throw UsageError("--arch " + arch + ": NVRTC " + nvrtc_version() + " compiles for " + known);
 }
 
+// Bumped whenever what is compiled for a request, or how an entry is stored, changes other than
+// through the request itself (compile()'s fixed options, the entry's files): old entries are then
+// never found, and age out of the cache.
+constexpr int kCacheFormat = 2;
+
 std::string compile_key(const CompileRequest& r) {
   Fnv1a hash;
+  hash.add("cutune cubin cache format " + std::to_string(kCacheFormat));
   hash.add(r.source).add(r.arch).add(nvrtc_version());
   for (const auto& option : r.options) hash.add(option);
   return hash.hex();
@@ -132,11 +139,61 @@ std::string CompileCache::default_folder() {
   return {};
 }
 
-CompileCache::CompileCache(std::string folder) : folder_(std::move(folder)) {
+std::uint64_t CompileCache::default_limit_bytes() {
+  if (const char* env = std::getenv("CUTUNE_CACHE_MAX_MB"); env && *env) {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(env, &end, 10);
+    if (end && *end == '\0' && mb > 0) return static_cast<std::uint64_t>(mb) << 20;
+  }
+  return std::uint64_t{2} << 30;
+}
+
+CompileCache::CompileCache(std::string folder, std::uint64_t limit_bytes) : folder_(std::move(folder)), limit_bytes_(limit_bytes) {
   if (folder_.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(folder_, ec);
   if (ec) folder_.clear();  // unwritable: run without a cache rather than fail
+}
+
+std::uint64_t CompileCache::evict() const {
+  if (!enabled()) return 0;
+  // Entries by key: when last used (the .json's time, renewed on every hit) and their bytes.
+  struct Entry {
+    std::filesystem::file_time_type used;
+    std::uint64_t bytes = 0;
+    bool has_meta = false;
+  };
+  std::map<std::string, Entry> entries;
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& file : std::filesystem::directory_iterator(folder_, ec)) {
+    const auto& path = file.path();
+    const std::string ext = path.extension().string();
+    if (ext != ".json" && ext != ".cubin") continue;  // another program's file, or a write under way
+    const std::uint64_t bytes = file.file_size(ec);
+    if (ec) continue;
+    Entry& entry = entries[path.stem().string()];
+    entry.bytes += bytes;
+    total += bytes;
+    if (ext == ".json") {
+      entry.has_meta = true;
+      entry.used = file.last_write_time(ec);
+    }
+  }
+  if (total <= limit_bytes_) return 0;
+  std::vector<std::pair<std::filesystem::file_time_type, std::string>> by_age;
+  for (const auto& [key, entry] : entries)  // a cubin without its .json is never found: oldest of all
+    by_age.push_back({entry.has_meta ? entry.used : std::filesystem::file_time_type::min(), key});
+  std::sort(by_age.begin(), by_age.end());
+  std::uint64_t freed = 0;
+  for (const auto& [used, key] : by_age) {
+    if (total - freed <= limit_bytes_) break;
+    // The .json first: from then on the entry is not found, whatever happens to its cubin.
+    std::filesystem::remove(std::filesystem::path(folder_) / (key + ".json"), ec);
+    std::filesystem::remove(std::filesystem::path(folder_) / (key + ".cubin"), ec);
+    freed += entries[key].bytes;
+  }
+  return freed;
 }
 
 std::optional<Compiled> CompileCache::find(const std::string& key) const {
@@ -158,6 +215,8 @@ std::optional<Compiled> CompileCache::find(const std::string& key) const {
       if (cubin.empty()) return std::nullopt;
       c.cubin.assign(cubin.begin(), cubin.end());
     }
+    // Recently used: eviction goes by this time, so entries in use stay.
+    std::filesystem::last_write_time(meta_path, std::filesystem::file_time_type::clock::now(), ec);
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return c;
   } catch (const std::exception&) {

@@ -4,6 +4,7 @@
 // key over source, options, architecture and NVRTC version, and batches compile in parallel
 // worker processes, since NVRTC scales across processes but not across threads.
 #include <optional>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -58,7 +59,15 @@ class CompileCache {
  public:
   // $CUTUNE_CACHE, else $XDG_CACHE_HOME/cutune/cubins, else ~/.cache/cutune/cubins.
   static std::string default_folder();
-  explicit CompileCache(std::string folder);  // empty folder: cache disabled
+  // $CUTUNE_CACHE_MAX_MB megabytes, else 2 GiB.
+  static std::uint64_t default_limit_bytes();
+  // Empty folder: cache disabled. `limit_bytes` bounds the folder between runs (evict()).
+  explicit CompileCache(std::string folder, std::uint64_t limit_bytes = default_limit_bytes());
+
+  // Removes the least recently used entries (a hit renews an entry) until the folder holds at most
+  // the limit; returns the bytes freed. Tuning runs call it once at their start, so that the
+  // folder stays bounded while a run's own entries are all there for its end.
+  std::uint64_t evict() const;
 
   std::optional<Compiled> find(const std::string& key) const;
   void put(const std::string& key, const Compiled& compiled) const;
@@ -74,6 +83,7 @@ class CompileCache {
 
  private:
   std::string folder_;
+  std::uint64_t limit_bytes_;
 };
 
 }  // namespace cutune

@@ -256,6 +256,7 @@ SessionResult Session::run() {
   result.run_id = store_.begin_run(run);
 
   const CompileCache cache(options_.cache_folder);
+  cache.evict();
   CompilePool pool(cache, options_.compile_jobs);
   ProgressLine progress(options_.progress);
   const std::size_t per_problem = options_.budget.max_evals

@@ -101,3 +101,28 @@ TEST(CompilePool, CompilesInWorkerProcessesAndSharesEqualKeys) {
   CompilePool pool(none, 1);
   EXPECT_TRUE(pool.submit(request("*out = VALUE;")).get().ok);
 }
+
+// The folder stays bounded: entries go least recently used first, a hit renews an entry, and a run
+// finds what it used last.
+TEST(CompileCache, EvictsTheLeastRecentlyUsedEntriesDownToItsLimit) {
+  cutune::testing::TempFolder folder;
+  const CompileCache cache(folder.path().string(), 10'000);
+  Compiled entry;
+  entry.ok = true;
+  entry.cubin.assign(4000, 0x5a);
+  const auto now = std::filesystem::file_time_type::clock::now();
+  for (int i = 0; i < 5; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    cache.put(key, entry);
+    // k0 the oldest, k4 the newest.
+    std::filesystem::last_write_time(folder.path() / (key + ".json"), now - std::chrono::hours(10 - i));
+  }
+  ASSERT_TRUE(cache.find("k1"));  // used now: the newest
+  EXPECT_GT(cache.evict(), 12'000u);
+  for (const char* gone : {"k0", "k2", "k3"}) {
+    EXPECT_FALSE(cache.find(gone)) << gone;
+    EXPECT_FALSE(std::filesystem::exists(folder.path() / (std::string(gone) + ".cubin"))) << gone;
+  }
+  for (const char* kept : {"k1", "k4"}) EXPECT_TRUE(cache.find(kept)) << kept;
+  EXPECT_EQ(cache.evict(), 0u);  // within the limit now
+}
