@@ -105,32 +105,6 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   return o;
 }
 
-nlohmann::json to_json(const MeasureOptions& m) {
-  return {{"warmup_runs", m.warmup_runs},
-          {"min_samples", m.min_samples},
-          {"max_samples", m.max_samples},
-          {"max_sample_seconds", m.max_sample_seconds},
-          {"target_relative_error", m.target_relative_error},
-          {"flush_l2", m.flush_l2},
-          {"timeout_seconds", m.timeout_seconds},
-          {"cut_ratio", m.cut_ratio},
-          {"cut_after_samples", m.cut_after_samples}};
-}
-
-MeasureOptions measure_options_from_json(const nlohmann::json& j) {
-  MeasureOptions m;
-  m.warmup_runs = j.at("warmup_runs").get<int>();
-  m.min_samples = j.at("min_samples").get<int>();
-  m.max_samples = j.at("max_samples").get<int>();
-  m.max_sample_seconds = j.at("max_sample_seconds").get<double>();
-  m.target_relative_error = j.at("target_relative_error").get<double>();
-  m.flush_l2 = j.at("flush_l2").get<bool>();
-  m.timeout_seconds = j.at("timeout_seconds").get<double>();
-  m.cut_ratio = j.value("cut_ratio", m.cut_ratio);
-  m.cut_after_samples = j.value("cut_after_samples", m.cut_after_samples);
-  return m;
-}
-
 std::string worker_executable() {
   if (const char* env = std::getenv("CUTUNE_WORKER"); env && *env) return env;
   std::error_code ec;
@@ -254,7 +228,7 @@ nlohmann::json EvaluationWorker::problem_message(const char* op, const Problem& 
           {"spec", family_.spec_file().value_or("")},
           {"problem", problem.descriptor()},
           {"seed", seed},
-          {"measure", to_json(options_)}};
+          {"measure", options_}};
 }
 
 void EvaluationWorker::set_problem(const Problem& problem, std::uint64_t seed) {
@@ -398,7 +372,7 @@ int serve_worker(int device_ordinal) {
         space = family->space(device->limits());
         const Problem problem = family->problem_from_descriptor(message->at("problem"));
         evaluator.reset();  // its buffers go before this problem's are allocated
-        evaluator = std::make_unique<GpuEvaluator>(*device, *family, measure_options_from_json(message->at("measure")));
+        evaluator = std::make_unique<GpuEvaluator>(*device, *family, message->at("measure").get<MeasureOptions>());
         // The host side as prepared while the last problem was measured (waiting for it if need
         // be), else computed now; timed apart from the GPU's part, for the run's summary.
         const auto host_started = std::chrono::steady_clock::now();

@@ -89,10 +89,13 @@ SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv);
 void write_frame(int fd, const nlohmann::json& message);
 std::optional<nlohmann::json> read_frame(int fd);
 
-// Plain-data conversions for the messages.
+// The messages' conversions. MeasureOptions is plain data: its fields are listed once, here (a
+// field the sender leaves out keeps its default). An Outcome travels as its samples, summarised
+// again on arrival, and its status by name (core/status.hpp).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasureOptions, warmup_runs, min_samples, max_samples, max_sample_seconds,
+                                                target_relative_error, flush_l2, timeout_seconds, cut_ratio,
+                                                cut_after_samples)
 nlohmann::json to_json(const Outcome& outcome);
 Outcome outcome_from_json(const nlohmann::json& message);
-nlohmann::json to_json(const MeasureOptions& options);
-MeasureOptions measure_options_from_json(const nlohmann::json& message);
 
 }  // namespace cutune

@@ -48,10 +48,15 @@ TEST(WorkerMessages, MeasureOptionsSurviveTheTrip) {
   m.min_samples = 3;
   m.flush_l2 = false;
   m.timeout_seconds = 2.5;
-  const MeasureOptions back = measure_options_from_json(to_json(m));
+  const MeasureOptions back = nlohmann::json(m).get<MeasureOptions>();
   EXPECT_EQ(back.min_samples, 3);
   EXPECT_FALSE(back.flush_l2);
   EXPECT_DOUBLE_EQ(back.timeout_seconds, 2.5);
+  // A field an older sender leaves out keeps its default.
+  const MeasureOptions partial = nlohmann::json{{"min_samples", 4}}.get<MeasureOptions>();
+  EXPECT_EQ(partial.min_samples, 4);
+  EXPECT_EQ(partial.cut_after_samples, MeasureOptions{}.cut_after_samples);
+  EXPECT_DOUBLE_EQ(partial.cut_ratio, MeasureOptions{}.cut_ratio);
 }
 
 TEST(EvaluationWorker, CompileErrorsNeedNoWorker) {
