@@ -106,14 +106,19 @@ Config step(BayesOpt& search, double time) {
   return batch.at(0);
 }
 
+// A design of five with up to three warm seeds.
+BayesOpt::Options five_with_three_seeds() {
+  BayesOpt::Options options;
+  options.warm_seeds = 3;
+  options.initial = 5;
+  return options;
+}
+
 }  // namespace
 
 TEST(BayesOpt, AWarmStartOpensWithTheOtherResultsBestValidConfigAndAddsSeedsWhileTheyWin) {
   const Space space = grid_space();
-  BayesOpt::Options options;
-  options.warm_seeds = 3;
-  options.initial = 5;
-  BayesOpt search(space, 7, options, {other_gpu()});
+  BayesOpt search(space, 7, five_with_three_seeds(), {other_gpu()});
   // Seed, space-filling, then a seed only while the seeds beat the space-filling configs.
   EXPECT_EQ(step(search, 1.0), (Config{{7, 7}}));
   const Config filling = step(search, 2.0);
@@ -125,10 +130,7 @@ TEST(BayesOpt, AWarmStartOpensWithTheOtherResultsBestValidConfigAndAddsSeedsWhil
 
 TEST(BayesOpt, AWarmStartThatLosesToTheSpaceFillingConfigsGetsNoSecondSeed) {
   const Space space = grid_space();
-  BayesOpt::Options options;
-  options.warm_seeds = 3;
-  options.initial = 5;
-  BayesOpt search(space, 7, options, {other_gpu()});
+  BayesOpt search(space, 7, five_with_three_seeds(), {other_gpu()});
   EXPECT_EQ(step(search, 5.0), (Config{{7, 7}}));
   step(search, 1.0);  // a config chosen without the warm start beats its favourite
   for (int i = 0; i < 3; ++i) {
@@ -137,7 +139,7 @@ TEST(BayesOpt, AWarmStartThatLosesToTheSpaceFillingConfigsGetsNoSecondSeed) {
     EXPECT_NE(next, (Config{{2, 3}})) << i;
   }
   // Asked for the whole design at once, nothing is confirmed yet: one seed, the rest fill.
-  BayesOpt batched(space, 7, options, {other_gpu()});
+  BayesOpt batched(space, 7, five_with_three_seeds(), {other_gpu()});
   const auto first = batched.propose(5);
   ASSERT_EQ(first.size(), 5u);
   EXPECT_EQ(first[0], (Config{{7, 7}}));
