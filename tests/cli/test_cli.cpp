@@ -18,6 +18,7 @@
 
 #include "schema.hpp"
 #include "store.hpp"
+#include "shared_data.hpp"
 #include "temp_folder.hpp"
 
 namespace {
@@ -572,7 +573,8 @@ TEST(CliDb, LookupMatchesTheProblemsFields) {
 TEST(CliDb, ImportListExportLookupAndMerge) {
   const auto folder = temp_folder();
   const std::string db = (folder / "a.db").string(), other = (folder / "b.db").string();
-  const std::string landscape = std::string(CUTUNE_SHARED_DIR) + "/landscapes/pnpoly_RTX_3090.json.gz";
+  CUTUNE_ASSERT_LANDSCAPES();
+  const std::string landscape = (cutune::testing::landscapes_folder() / "pnpoly_RTX_3090.json.gz").string();
   CommandRun run = tune("db import-kt " + landscape + " --db " + db);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("imported 4092 results"), std::string::npos) << run.out;
@@ -807,7 +809,8 @@ TEST(CliProgress, ImportsAndMergesPrintProgressLinesOnStderrAndLeaveStdoutAlone)
   // Every import and the merge: stdout holds the one summary line it always held, stderr the
   // progress line (in a pipe: every few seconds and once at the end, naming the command and file).
   const auto folder = temp_folder();
-  const std::string landscape = std::string(CUTUNE_SHARED_DIR) + "/landscapes/pnpoly_RTX_3090.json.gz";
+  CUTUNE_ASSERT_LANDSCAPES();
+  const std::string landscape = (cutune::testing::landscapes_folder() / "pnpoly_RTX_3090.json.gz").string();
   const std::string db = (folder / "a.db").string();
   const auto expect_import = [](const CommandRun& run, const std::string& from, const std::string& into,
                                 const std::string& progress) {

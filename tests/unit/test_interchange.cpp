@@ -16,6 +16,7 @@
 #include "interchange.hpp"
 #include "lookup.hpp"
 #include "results_fixture.hpp"
+#include "shared_data.hpp"
 
 using namespace cutune;
 using namespace cutune::db;
@@ -24,7 +25,7 @@ using cutune::testing::TempFolder;
 
 namespace {
 
-const std::filesystem::path kLandscapes = std::filesystem::path(CUTUNE_SHARED_DIR) / "landscapes";
+const std::filesystem::path kLandscapes = cutune::testing::landscapes_folder();
 
 // Every result of a database by its natural key: device uuid, family, problem key, config.
 using NaturalKey = std::tuple<std::string, std::string, std::string, std::string>;
@@ -134,7 +135,7 @@ std::string config_text_of_entry(const nlohmann::json& file, const std::string& 
 // ---- the shared Kernel Tuner landscapes -----------------------------------------------------------
 
 TEST(KernelTunerImport, EveryLandscapeKeepsItsFastestEntryAndEveryFailure) {
-  ASSERT_TRUE(std::filesystem::exists(kLandscapes)) << kLandscapes;
+  CUTUNE_ASSERT_LANDSCAPES();
   int files = 0;
   for (const auto& file_entry : std::filesystem::directory_iterator(kLandscapes)) {
     if (file_entry.path().extension() != ".gz") continue;
@@ -187,6 +188,7 @@ TEST(KernelTunerImport, EveryLandscapeKeepsItsFastestEntryAndEveryFailure) {
 }
 
 TEST(KernelTunerImport, ImportedResultsAnswerLookups) {
+  CUTUNE_ASSERT_LANDSCAPES();
   TempFolder folder;
   const std::string db_path = folder.file("imported.db");
   {
@@ -205,6 +207,7 @@ TEST(KernelTunerImport, ImportedResultsAnswerLookups) {
 }
 
 TEST(KernelTunerRoundTrip, ALandscapeExportedAndReimportedIsUnchanged) {
+  CUTUNE_ASSERT_LANDSCAPES();
   TempFolder folder;
   Store original(folder.file("original.db"));
   import_kernel_tuner(original, (kLandscapes / "pnpoly_RTX_3090.json.gz").string());
@@ -269,6 +272,7 @@ std::int64_t landscapes_in_folder() {
 }  // namespace
 
 TEST(KernelTunerRoundTrip, EveryLandscapeExportedFromItsImportKeepsEveryField) {
+  CUTUNE_ASSERT_LANDSCAPES();
   // Samples, framework and strategy time, the costs as written, timestamps to the microsecond,
   // the objective and every tuned value (measured or not), failures by name; and (for one) the
   // export imported and exported again, or merged into another database first, is the same file.
@@ -343,6 +347,7 @@ TEST(T4RoundTrip, AT4FileExportedFromItsImportKeepsEveryField) {
 }
 
 TEST(T4RoundTrip, ALandscapeThroughT4KeepsItsSamplesAsRuntimes) {
+  CUTUNE_ASSERT_LANDSCAPES();
   TempFolder folder;
   Store original(folder.file("original.db"));
   const std::string landscape = (kLandscapes / "pnpoly_RTX_3090.json.gz").string();
@@ -412,6 +417,7 @@ TEST(T4RoundTrip, OurResultsComeBackUnchanged) {
 }
 
 TEST(T4RoundTrip, ALandscapeThroughT4KeepsItsMeasurements) {
+  CUTUNE_ASSERT_LANDSCAPES();
   TempFolder folder;
   Store original(folder.file("original.db"));
   import_kernel_tuner(original, (kLandscapes / "pnpoly_RTX_3090.json.gz").string());

@@ -15,6 +15,7 @@
 #include "simulator.hpp"
 #include "store.hpp"
 #include "strategy_bench.hpp"
+#include "shared_data.hpp"
 #include "temp_folder.hpp"
 
 using namespace cutune;
@@ -363,8 +364,8 @@ TEST(StrategyBench, ScoresEveryStrategyOnEveryLandscape) {
 }
 
 TEST(StrategyBench, SharedLandscapesLoad) {
-  const fs::path shared = fs::path(CUTUNE_SHARED_DIR) / "landscapes" / "pnpoly_RTX_3090.json.gz";
-  if (!fs::exists(shared)) GTEST_SKIP() << "no " << shared;
+  CUTUNE_ASSERT_LANDSCAPES();
+  const fs::path shared = cutune::testing::landscapes_folder() / "pnpoly_RTX_3090.json.gz";
   const Landscape landscape = read_kernel_tuner_cache(shared.string());
   EXPECT_EQ(landscape.records().size(), 4092u);
   EXPECT_EQ(landscape.space().enumerate().size(), 4092u);
