@@ -13,9 +13,11 @@
 #include "copy.hpp"
 #include "core/error.hpp"
 #include "scale_out.hpp"
+#include "ready_cubin.hpp"
 #include "scheduler.hpp"
 
 using namespace cutune;
+using cutune::testing::compiled_now;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -52,14 +54,6 @@ class SimulatedLane : public Lane {
   mutable std::mutex mutex_;
   std::vector<std::string> evaluated_;
 };
-
-std::shared_future<Compiled> compiled_now() {
-  std::promise<Compiled> p;
-  Compiled c;
-  c.ok = true;
-  p.set_value(c);
-  return p.get_future().share();
-}
 
 // The copy family's space for sm_90: the configs the scheduler tests hand out.
 struct CopySpace {

@@ -10,10 +10,12 @@
 #include <thread>
 
 #include "copy.hpp"
+#include "ready_cubin.hpp"
 #include "search_loop.hpp"
 #include "strategies/strategy.hpp"
 
 using namespace cutune;
+using cutune::testing::compiled_now;
 
 namespace {
 
@@ -35,14 +37,6 @@ class TimedLane : public Lane {
  private:
   std::chrono::microseconds per_config_;
 };
-
-std::shared_future<Compiled> compiled_now() {
-  std::promise<Compiled> p;
-  Compiled c;
-  c.ok = true;
-  p.set_value(c);
-  return p.get_future().share();
-}
 
 // Wraps a strategy and records, at every call of propose, how many configs it had proposed and
 // not yet seen observed.
