@@ -169,10 +169,16 @@ void EvaluationWorker::launch() {
   }
 }
 
+void EvaluationWorker::finish() {
+  if (pid_ <= 0 || to_worker_ < 0) return;
+  close(to_worker_);  // end of stdin: a healthy worker exits by itself
+  to_worker_ = -1;
+}
+
 void EvaluationWorker::stop(bool kill_now) {
   if (pid_ <= 0) return;
   if (kill_now) kill(pid_, SIGKILL);
-  close(to_worker_);  // end of stdin: a healthy worker exits by itself
+  if (to_worker_ >= 0) close(to_worker_);  // end of stdin: a healthy worker exits by itself
   close(from_worker_);
   // A killed worker whose kernel still spins can take the driver a while to tear down; wait a
   // bounded time, then go on (the replacement gets its own context) and reap it later.

@@ -33,6 +33,10 @@ class EvaluationWorker : public Lane {
   // slowest part of its start, while the session still sets the run up. A worker that cannot be
   // started here is tried again by that request, which reports why.
   void launch();
+  // Tells the worker to exit (the end of its stdin) without waiting for it; the destructor reaps
+  // it. A session closes every worker this way first, so that their CUDA teardowns (tenths of a
+  // second each) overlap one another and the session's own end.
+  void finish();
   // Remembered, and sent again to every replacement worker. Sent at once: the worker sets it up
   // while the first compiles run, and the first evaluate() waits for it.
   void set_problem(const Problem& problem, std::uint64_t seed) override;
