@@ -333,6 +333,18 @@ std::vector<Selection> all_selections(sql::Database& db) {
   return selections;
 }
 
+std::vector<Selection> selections_with_reports(sql::Database& db, const std::string& folder) {
+  std::vector<Selection> found;
+  for (const Selection& sel : all_selections(db)) {
+    const json device = device_json(db, sel.device_id);
+    const std::string name =
+        report_file_name(sel.family, device["name"].get<std::string>(), device["uuid"].get<std::string>(), std::nullopt);
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(folder) / name, ec)) found.push_back(sel);
+  }
+  return found;
+}
+
 json collect(sql::Database& db, const Selection& sel) {
   json data;
   data["kind"] = "report";

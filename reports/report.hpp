@@ -30,6 +30,9 @@ struct BadSelection : std::runtime_error {
 
 // Every (device, family) pair that has results, in a stable order.
 std::vector<Selection> all_selections(sql::Database& db);
+// Of all_selections, those whose (device, family) report is in `folder` already: what an index
+// written there can link to.
+std::vector<Selection> selections_with_reports(sql::Database& db, const std::string& folder);
 
 // The report's data, as the page script reads it (see reports/assets/report.js for the fields).
 // Per-result numbers travel as base64 typed arrays (little-endian), so that 100 000 results stay

@@ -215,6 +215,13 @@ TEST(GpuScan, CommandLineEndToEnd) {
   ASSERT_NE(report_at, std::string::npos) << out;
   const std::string report_path = out.substr(report_at + 8, out.find('\n', report_at) - report_at - 8);
   EXPECT_TRUE(std::filesystem::exists(report_path)) << report_path;
+  // The index beside it, linking it.
+  const auto index_at = out.find("index: ");
+  ASSERT_NE(index_at, std::string::npos) << out;
+  const std::string index_path = out.substr(index_at + 7, out.find('\n', index_at) - index_at - 7);
+  std::ifstream index_file(index_path);
+  const std::string index_html((std::istreambuf_iterator<char>(index_file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(index_html.find(std::filesystem::path(report_path).filename().string()), std::string::npos) << index_path;
   ASSERT_EQ(run("--kernel scan --device 0 --n 100000 --n 3000 --quiet --db " + t.path, out), 0) << out;
   EXPECT_NE(out.find(": 0 evaluated"), std::string::npos) << out;
   ASSERT_EQ(run("--best --kernel scan --device 0 --db " + t.path, out), 0) << out;

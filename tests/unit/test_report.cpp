@@ -402,3 +402,24 @@ TEST(Report, ReportsWrittenWithTheIndexLinkBackToIt) {
   const auto alone = data_block(read(report::write_report(db, {f.device, kEvil, std::nullopt}, folder)));
   EXPECT_FALSE(alone.contains("index_file"));
 }
+
+// What the index that `tune` writes after a run links: the reports already in the folder, no more.
+TEST(Report, SelectionsWithReportsAreThoseWhoseReportIsInTheFolder) {
+  Landscape l;
+  sql::Database db(l.path, sql::Database::Mode::read_only);
+  const std::string folder = (l.folder / "reports").string();
+  const auto selections = report::all_selections(db);
+  ASSERT_EQ(selections.size(), 3u);
+  EXPECT_TRUE(report::selections_with_reports(db, folder).empty());
+  report::write_report(db, selections[2], folder, true);
+  report::write_report(db, selections[0], folder, true);
+  const auto found = report::selections_with_reports(db, folder);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].device_id, selections[0].device_id);
+  EXPECT_EQ(found[0].family, selections[0].family);
+  EXPECT_EQ(found[1].device_id, selections[2].device_id);
+  EXPECT_EQ(found[1].family, selections[2].family);
+  // Run reports ("run-…") are not (device, family) reports.
+  report::write_report(db, {selections[1].device_id, selections[1].family, l.run_a100}, folder);
+  EXPECT_EQ(report::selections_with_reports(db, folder).size(), 2u);
+}

@@ -353,8 +353,11 @@ void report_run(std::ostream& out, const Family& family, const Device& device, d
   const std::string folder = (std::filesystem::path(store.database().path()).parent_path() / "reports").string();
   try {
     sql::Database reader(store.database().path(), sql::Database::Mode::read_only);
-    const std::string path = report::write_report(reader, {stored->id, family.name(), std::nullopt}, folder);
-    out << "report: " << path << "\n";
+    const std::string path = report::write_report(reader, {stored->id, family.name(), std::nullopt}, folder, true);
+    // The index beside it links this report and every other one already in the folder.
+    report::write_index(reader, report::selections_with_reports(reader, folder),
+                        std::filesystem::path(store.database().path()).filename().string(), folder);
+    out << "report: " << path << "\nindex: " << (std::filesystem::path(folder) / "index.html").string() << "\n";
   } catch (const std::exception& e) {
     std::cerr << "tune: warning: no report written: " << e.what() << "\n";  // the results are stored either way
   }
