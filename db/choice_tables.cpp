@@ -455,11 +455,11 @@ struct ChoiceReader::Impl {
         next_device.reset();
         if (!found) break;
         stored_count.bind(1, problem_id).bind(2, device_id);
-        const std::int64_t stored = stored_count.step() ? stored_count.integer(0) / static_cast<std::int64_t>(kMeasurementBytes) : 0;
+        const std::int64_t stored_rows = stored_count.step() ? stored_count.integer(0) / static_cast<std::int64_t>(kMeasurementBytes) : 0;
         stored_count.reset();
-        count.bind(1, problem_id).bind(2, device_id).bind(3, stored / kPatchShare + 1);
+        count.bind(1, problem_id).bind(2, device_id).bind(3, stored_rows / kPatchShare + 1);
         count.step();
-        changed.push_back({problem_id, device_id, size, count.integer(0), stored});
+        changed.push_back({problem_id, device_id, size, count.integer(0), stored_rows});
         count.reset();
       }
     }
@@ -556,17 +556,17 @@ struct ChoiceReader::Impl {
     return chosen;
   }
 
-  std::vector<SizeChoice> precomputed_sizes(const DeviceSet& devices) {
+  std::vector<SizeChoice> precomputed_sizes(const DeviceSet& wanted) {
     std::map<std::int64_t, std::int64_t> by_size;
     {
       Cursor s(db, "SELECT size, result_id FROM choices WHERE family = ?1 AND match_key = ?2 AND rule = ?3 AND devices = ?4");
-      s.bind(1, family).bind(2, match_key).bind(3, static_cast<std::int64_t>(devices.rule)).bind(4, devices_key(devices));
+      s.bind(1, family).bind(2, match_key).bind(3, static_cast<std::int64_t>(wanted.rule)).bind(4, devices_key(wanted));
       while (s.step()) by_size[s.integer(0)] = s.integer(1);
     }
     // Sizes where a pair of these devices changed: chosen again over the size's pairs as they are now.
     std::map<std::int64_t, std::vector<const Changed*>> stale;
     for (const Changed& c : changed)
-      if (const DeviceRow* d = device(c.device_id); d && member(*d, devices)) stale[c.size].push_back(&c);
+      if (const DeviceRow* d = device(c.device_id); d && member(*d, wanted)) stale[c.size].push_back(&c);
     for (const auto& [size, changed_here] : stale) {
       std::vector<Pair> unchanged;
       {
@@ -577,7 +577,7 @@ struct ChoiceReader::Impl {
         while (s.step()) {
           const std::int64_t problem_id = s.integer(0), device_id = s.integer(1);
           const DeviceRow* d = device(device_id);
-          if (!d || !member(*d, devices)) continue;
+          if (!d || !member(*d, wanted)) continue;
           if (std::any_of(changed_here.begin(), changed_here.end(),
                           [&](const Changed* c) { return c->problem_id == problem_id && c->device_id == device_id; }))
             continue;

@@ -628,10 +628,10 @@ SpecDefinition read_spec(const fs::path& given) {
     for (const auto& [key, value] : t) {
       const std::string name(key.str());
       if (!is_identifier(name)) r.fail(value, "defines_from_problem: '" + name + "' is not an identifier");
-      if (const toml::table* t = value.as_table()) {
-        r.allow_keys(*t, {"expression"}, "defines_from_problem: " + name);
+      if (const toml::table* entry = value.as_table()) {
+        r.allow_keys(*entry, {"expression"}, "defines_from_problem: " + name);
         spec.defines_from_problem.push_back(
-            {name, "", expression_at(r, *t, "expression", problem_names, "defines_from_problem: " + name)});
+            {name, "", expression_at(r, *entry, "expression", problem_names, "defines_from_problem: " + name)});
         continue;
       }
       if (!value.is_string())

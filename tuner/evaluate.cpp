@@ -153,22 +153,22 @@ void GpuEvaluator::set_problem(HostProblem host) {
   for (const auto& spec : state->io_specs) {
     auto& b = state->buffers[spec.name] = DeviceBuffer(static_cast<std::size_t>(spec.bytes));
     if (spec.role == BufferRole::input) {
-      const auto& host = state->inputs.at(spec.name);
-      b.upload(host.data(), host.size());
+      const auto& bytes = state->inputs.at(spec.name);
+      b.upload(bytes.data(), bytes.size());
     }
     if (spec.initialised) {
-      const auto& host = state->inputs.at(spec.name);
-      auto& copy = state->pristine[spec.name] = DeviceBuffer(host.size());
-      copy.upload(host.data(), host.size());
+      const auto& bytes = state->inputs.at(spec.name);
+      auto& copy = state->pristine[spec.name] = DeviceBuffer(bytes.size());
+      copy.upload(bytes.data(), bytes.size());
     }
   }
   if (gpu_reference) compute_expected_on_gpu(*state, *gpu_reference);
   if (family_.verifies()) state->rules = family_.output_rules(problem, state->expected);
   if (state->rules) {
     for (const OutputRule& rule : *state->rules) {
-      const auto& host = state->expected.at(rule.buffer);
-      auto& copy = state->expected_on_device[rule.buffer] = DeviceBuffer(host.size());
-      copy.upload(host.data(), host.size());
+      const auto& bytes = state->expected.at(rule.buffer);
+      auto& copy = state->expected_on_device[rule.buffer] = DeviceBuffer(bytes.size());
+      copy.upload(bytes.data(), bytes.size());
     }
     checker_ = &OutputChecker::shared_for(device_.limits().arch());
   }

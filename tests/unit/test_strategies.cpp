@@ -119,7 +119,7 @@ TEST_P(EveryStrategy, StopsCleanlyWhenDroppedMidBatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, EveryStrategy, ::testing::ValuesIn(strategy_names()),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& test_param) { return test_param.param; });
 
 TEST(StrategyRegistry, DefaultIsRegisteredAndUnknownNamesAreUsageErrors) {
   const auto names = strategy_names();
