@@ -215,7 +215,7 @@ TEST(SpaceCoveringSample, CoversEveryValueAndPairOfTheValidConfigs) {
   ScanFamily scan;
   const Space space = scan.space(limits_for_arch("sm_90"));
   const auto valid = space.enumerate();
-  const auto sample = covering_sample(space, 7);
+  const auto sample = covering_sample(space, valid, 7);
   ASSERT_FALSE(sample.empty());
   EXPECT_LT(sample.size(), valid.size() / 4);
   using Pair = std::array<std::int64_t, 4>;
@@ -229,6 +229,6 @@ TEST(SpaceCoveringSample, CoversEveryValueAndPairOfTheValidConfigs) {
   };
   for (const Config& c : sample) EXPECT_TRUE(space.valid(c)) << space.key(c);
   EXPECT_EQ(pairs_of(sample), pairs_of(valid));  // the a == b entries are the single values
-  EXPECT_EQ(sample, covering_sample(space, 7));
+  EXPECT_EQ(sample, covering_sample(space, valid, 7));
   EXPECT_EQ(std::set<Config>(sample.begin(), sample.end()).size(), sample.size());
 }

@@ -190,9 +190,10 @@ int compile_only(const TuneArgs& args) {
   if (!keep_shards_problems(requested_shard(args), problems)) return 0;
   const Space space = tuning_space(family, limits, args.restrictions);
   if (chosen.spec()) check_spec_family(*chosen.spec(), space, problems, limits.arch());
-  const auto configs = args.covering_sample ? covering_sample(space, args.seed) : space.enumerate();
+  std::vector<Config> configs = space.enumerate();
+  const std::size_t valid = configs.size();
+  if (args.covering_sample) configs = covering_sample(space, std::move(configs), args.seed);
   const auto raw = static_cast<std::int64_t>(space.raw_size());
-  const std::size_t valid = args.covering_sample ? space.enumerate().size() : configs.size();
 
   // A private cache folder: every config is compiled afresh, yet in parallel worker processes.
   const auto folder = std::filesystem::temp_directory_path() / fmt::format("cutune-compile-only-{}", getpid());

@@ -264,8 +264,8 @@ Config Space::parse(const std::string& key) const {
   return config;
 }
 
-std::vector<Config> covering_sample(const Space& space, std::uint64_t seed) {
-  std::vector<Config> configs = space.enumerate();
+std::vector<Config> covering_sample(const Space& space, std::vector<Config> valid, std::uint64_t seed) {
+  std::vector<Config> configs = std::move(valid);
   std::mt19937_64 rng(seed);
   std::shuffle(configs.begin(), configs.end(), rng);
   // What a config covers, as numbers: each axis value, and each pair of values on two axes

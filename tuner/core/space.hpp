@@ -119,6 +119,7 @@ class Space {
 // reach every branch a template takes on its axes and their interactions two by two, where
 // compiling the whole space is a nightly job. Greedy: each pick covers the most values and pairs
 // not covered yet, ties broken by a shuffle drawn from `seed`, so a seed always gives one sample.
-std::vector<Config> covering_sample(const Space& space, std::uint64_t seed);
+// `valid` is space.enumerate(), which the caller usually has already.
+std::vector<Config> covering_sample(const Space& space, std::vector<Config> valid, std::uint64_t seed);
 
 }  // namespace cutune
