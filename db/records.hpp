@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "observations.hpp"
+
 namespace cutune::db {
 
 struct DeviceRecord {
@@ -84,6 +86,8 @@ struct ResultRecord {
   // (samples, framework time, the timestamp as written, ...), a JSON object keyed by the format
   // (schema.hpp, version 7); '' for cutune's own measurements.
   std::string source_fields;
+  // Energy, clocks and resources (observations.hpp, version 8); unknown for older rows and imports.
+  Observations observations;
 };
 
 // A ready-to-launch build of one config: what an application loads instead of running NVRTC.
