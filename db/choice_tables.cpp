@@ -673,4 +673,24 @@ std::int64_t scored_choice(sql::Database& db, const std::string& family, const s
   return chosen_result(pointers(pairs), configs);
 }
 
+std::optional<EnergyChoice> lowest_energy_choice(sql::Database& db, std::int64_t problem_id, std::int64_t device_id,
+                                                 double within_fraction) {
+  Cursor s(db, R"sql(
+    SELECT id, time_ms_median, energy_j, config FROM results INDEXED BY results_ok_by_problem
+    WHERE problem_id = ?1 AND device_id = ?2 AND status = 'ok' AND time_ms_median > 0
+    ORDER BY time_ms_median)sql");
+  s.bind(1, problem_id).bind(2, device_id);
+  std::vector<EnergyCandidate> window;
+  double limit = 0;
+  while (s.step()) {
+    const double ms = s.real(1);
+    if (window.empty()) limit = ms * (1 + within_fraction);  // the first row is the fastest
+    else if (ms > limit) break;
+    window.push_back({s.integer(0), ms, s.null(2) ? std::nullopt : std::optional<double>(s.real(2)), std::string(s.text(3))});
+  }
+  if (window.empty()) return std::nullopt;
+  const EnergyCandidate* chosen = lowest_energy(window, within_fraction);
+  return EnergyChoice{fastest_ms(window), chosen ? chosen->result_id : 0};
+}
+
 }  // namespace cutune::db

@@ -80,4 +80,16 @@ class ChoiceReader {
 std::int64_t scored_choice(sql::Database& db, const std::string& family, const std::string& match_key,
                            const DeviceSet& devices, std::int64_t size);
 
+// What the lowest-energy rule (config_choice.hpp: lowest_energy) chose on one (problem, device) pair.
+struct EnergyChoice {
+  double fastest_ms = 0;       // the pair's fastest successful time: the window's reference
+  std::int64_t result_id = 0;  // the chosen result; 0 when no result in the window has an energy
+};
+
+// The rule applied to the pair's successful results, read within the caller's transaction through
+// the index on (problem, device, time) up to the end of the window only. The database must have
+// schema version 8 (energy_j). nullopt when the pair has no successful result.
+std::optional<EnergyChoice> lowest_energy_choice(sql::Database& db, std::int64_t problem_id, std::int64_t device_id,
+                                                 double within_fraction);
+
 }  // namespace cutune::db

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace cutune::db {
 
@@ -123,6 +124,26 @@ double geomean_ratio(const std::vector<const Pair*>& pairs, std::uint32_t config
     ++count;
   }
   return count ? std::exp(log_sum / count) : 1.0;
+}
+
+bool valid_within_fraction(double within_fraction) { return std::isfinite(within_fraction) && within_fraction >= 0; }
+
+double fastest_ms(const std::vector<EnergyCandidate>& candidates) {
+  double fastest = 0;
+  for (const EnergyCandidate& c : candidates)
+    if (fastest == 0 || c.ms < fastest) fastest = c.ms;
+  return fastest;
+}
+
+const EnergyCandidate* lowest_energy(const std::vector<EnergyCandidate>& candidates, double within_fraction) {
+  const double limit = fastest_ms(candidates) * (1 + within_fraction);
+  const EnergyCandidate* chosen = nullptr;
+  for (const EnergyCandidate& c : candidates) {
+    if (!c.energy_j || c.ms > limit) continue;
+    if (!chosen || std::tie(*c.energy_j, c.ms, c.config) < std::tie(*chosen->energy_j, chosen->ms, chosen->config))
+      chosen = &c;
+  }
+  return chosen;
 }
 
 }  // namespace cutune::db

@@ -105,6 +105,31 @@ const Measurement* fastest(const std::vector<const Pair*>& pairs, std::uint32_t 
 // stored (Measurement::ms; for the writer's record, while choose() decides on the quantised sums).
 double geomean_ratio(const std::vector<const Pair*>& pairs, std::uint32_t config);
 
+// ---- the least energy near the fastest ----------------------------------------------------------
+// The rule behind a lookup's Objective::lowest_energy and `tune db best --objective energy`, on one
+// (device, problem) pair: of its successful results no slower than (1 + within_fraction) times the
+// pair's fastest time, the one with the least energy per run. Ties go to the faster, then to the
+// smaller config text, so that answers are reproducible. A result whose energy was not measured
+// never wins, so the answer may be slower than the fastest only by what the caller allowed.
+
+// One successful result of the pair.
+struct EnergyCandidate {
+  std::int64_t result_id = 0;
+  double ms = 0;                   // its median time
+  std::optional<double> energy_j;  // per run of its plan; nullopt: not measured
+  std::string config;
+};
+
+// Whether `within_fraction` is a window: a finite fraction of at least 0 (0.05: 5 % slower at most).
+bool valid_within_fraction(double within_fraction);
+
+// The least time of the candidates (the window's reference), 0 when there are none.
+double fastest_ms(const std::vector<EnergyCandidate>& candidates);
+
+// The rule's choice among `candidates` (the pair's successful results, in any order); nullptr when
+// no candidate in the window has an energy.
+const EnergyCandidate* lowest_energy(const std::vector<EnergyCandidate>& candidates, double within_fraction);
+
 // Recomputes what the lookup's levels read (choice_tables.hpp): for the match keys whose results
 // changed since the last refresh, or for all of them when problems or devices changed. In one
 // transaction. The writer calls it after a tuning run or an import; until then lookups correct the

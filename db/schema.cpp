@@ -252,6 +252,32 @@ ALTER TABLE results ADD COLUMN source_fields TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN source_header TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 7 → 8. One column per observation (observations.hpp, kObservationFields, in its order):
+// an optional number is NULL when unknown, a text '' and a flag 0, which is what every existing row
+// gets. Frozen like every step: a field added to the list later gets a step of its own, and a unit
+// test checks that every listed field is a column after migrate(). No index: the lowest-energy
+// lookup reads a pair's results through results_ok_by_problem (problem, device, time), stopping at
+// the end of its time window.
+constexpr const char* kSchemaV7ToV8 = R"sql(
+ALTER TABLE results ADD COLUMN energy_j REAL;
+ALTER TABLE results ADD COLUMN power_w REAL;
+ALTER TABLE results ADD COLUMN energy_method TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN energy_runs INTEGER;
+ALTER TABLE results ADD COLUMN sm_clock_mhz REAL;
+ALTER TABLE results ADD COLUMN throttled_samples INTEGER;
+ALTER TABLE results ADD COLUMN throttle_reasons TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN remeasured INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN registers INTEGER;
+ALTER TABLE results ADD COLUMN spill_store_bytes INTEGER;
+ALTER TABLE results ADD COLUMN spill_load_bytes INTEGER;
+ALTER TABLE results ADD COLUMN local_bytes INTEGER;
+ALTER TABLE results ADD COLUMN static_shared_bytes INTEGER;
+ALTER TABLE results ADD COLUMN dynamic_shared_bytes INTEGER;
+ALTER TABLE results ADD COLUMN blocks_per_sm INTEGER;
+ALTER TABLE results ADD COLUMN occupancy REAL;
+ALTER TABLE results ADD COLUMN compile_warnings TEXT NOT NULL DEFAULT '';
+)sql";
+
 void compute_all_choices(sql::Database& db) { compute_choices(db, true); }
 
 // Problems stored before version 4: the built-in families' get their version-3 schemas, and
@@ -278,7 +304,8 @@ const Step kSteps[] = {{kSchemaV1, nullptr},
                        {kSchemaV3ToV4, backfill_problem_identity},
                        {kSchemaV4ToV5, nullptr},
                        {kSchemaV5ToV6, compute_all_choices},
-                       {kSchemaV6ToV7, nullptr}};
+                       {kSchemaV6ToV7, nullptr},
+                       {kSchemaV7ToV8, nullptr}};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace

@@ -34,10 +34,18 @@ namespace cutune::db {
 //    e.g. {"kernel_tuner": {"times": [...], "framework_time": 3.2, "timestamp": "..."}}) and
 //    runs.source_header (the file's header the same way: Kernel Tuner's tune_params, objective,
 //    ...). '' for results and runs that were not imported from Kernel Tuner or T4 files.
-inline constexpr int kSchemaVersion = 7;
+// 8: what a result observes besides its time (observations.hpp): one results column per field of
+//    kObservationFields (energy and power, the energy's method and runs, the SM clock and throttling
+//    during the timed samples, registers, spills, local and shared memory, occupancy, compile
+//    warnings). Rows stored before have NULL, '' or 0: unknown. A lookup for the lowest energy on a
+//    database older than this finds no energy and answers with the fastest config, saying so.
+inline constexpr int kSchemaVersion = 8;
+// The version whose results hold the observations: readers of older files read them as unknown.
+inline constexpr int kObservationsSchemaVersion = 8;
 // The oldest version the lookup library reads. Versions 4 and 5 have no precomputed choices but the
 // family defaults: the library then scores each level from the results on the spot, one size at
-// a time as asked (slower: milliseconds per size on large databases).
+// a time as asked (slower: milliseconds per size on large databases). Versions before 8 hold no
+// energy.
 inline constexpr int kOldestSchemaVersionForLookups = 4;
 
 // The version 1 DDL exactly as cutune 0.1 created it; kept so that tests can build an old

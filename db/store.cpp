@@ -4,7 +4,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <stdexcept>
+#include <variant>
 
+#include "choice_tables.hpp"
 #include "config_choice.hpp"
 #include "problem_identity.hpp"
 #include "run_lease.hpp"
@@ -214,21 +217,43 @@ void Store::finish_run(std::int64_t run_id, const std::string& status) {
   leases_.erase(run_id);  // only now: until its end is stored, the run is live
 }
 
-void Store::add_result(const ResultRecord& r) {
-  sql::Transaction transaction(db_);
-  insert_result(r);
-  transaction.commit();
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+// The results columns before version 8, in the order read_result reads them; the observations follow.
+constexpr const char* kMeasurementColumns =
+    "id, run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median, time_ms_min, "
+    "time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s, gbs, gflops, copy_fraction, error, "
+    "error_index, launch_json, created_at, elapsed_s, verified, cut_short, measured_on, source_fields";
+constexpr int kFirstObservationColumn = 28;
+// insert_result binds the measurement to parameters 1 to 27 (no id), then the observations.
+constexpr int kFirstObservationParameter = 28;
+
+// What an observation's column reads as in a row stored before it existed: unknown.
+const char* unknown_observation(const ObservationField& field) {
+  return std::visit(Overloaded{[](std::optional<double> Observations::*) { return "NULL"; },
+                               [](std::optional<std::int64_t> Observations::*) { return "NULL"; },
+                               [](std::string Observations::*) { return "''"; },
+                               [](bool Observations::*) { return "0"; }},
+                    field.member);
 }
 
-void Store::insert_result(const ResultRecord& r) {
-  auto s = db_.prepare(R"sql(
-    INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status,
+// The INSERT of insert_result: parameters 1 to 27 as bound there, then one per observation in
+// kObservationFields order; a conflict replaces every column but the natural key, unless the
+// stored row is newer.
+const std::string& insert_result_sql() {
+  static const std::string sql = [] {
+    std::string columns = R"sql(run_id, device_id, template_id, problem_id, config, config_json, status,
       time_ms_median, time_ms_min, time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s,
       gbs, gflops, copy_fraction, error, error_index, launch_json, created_at, elapsed_s, verified, cut_short,
-      measured_on, source_fields)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
-            ?25, ?26, ?27)
-    ON CONFLICT (device_id, template_id, problem_id, config) DO UPDATE SET
+      measured_on, source_fields)sql";
+    std::string values, updates = R"sql(
       run_id = excluded.run_id, status = excluded.status, time_ms_median = excluded.time_ms_median,
       time_ms_min = excluded.time_ms_min, time_ms_max = excluded.time_ms_max, time_ms_stdev = excluded.time_ms_stdev,
       samples = excluded.samples, compile_s = excluded.compile_s, verify_s = excluded.verify_s,
@@ -236,8 +261,32 @@ void Store::insert_result(const ResultRecord& r) {
       copy_fraction = excluded.copy_fraction, error = excluded.error, error_index = excluded.error_index,
       launch_json = excluded.launch_json, created_at = excluded.created_at, elapsed_s = excluded.elapsed_s,
       verified = excluded.verified, cut_short = excluded.cut_short, measured_on = excluded.measured_on,
-      source_fields = excluded.source_fields
-    WHERE excluded.created_at >= results.created_at)sql");
+      source_fields = excluded.source_fields)sql";
+    for (int i = 1; i < kFirstObservationParameter; ++i) values += (i > 1 ? ", ?" : "?") + std::to_string(i);
+    int parameter = kFirstObservationParameter;
+    for (const ObservationField& field : kObservationFields) {
+      const std::string name = field.name;
+      columns += ", " + name;
+      values += ", ?" + std::to_string(parameter++);
+      updates += ", " + name + " = excluded." + name;
+    }
+    return "INSERT INTO results (" + columns + ") VALUES (" + values +
+           ") ON CONFLICT (device_id, template_id, problem_id, config) DO UPDATE SET" + updates +
+           " WHERE excluded.created_at >= results.created_at";
+  }();
+  return sql;
+}
+
+}  // namespace
+
+void Store::add_result(const ResultRecord& r) {
+  sql::Transaction transaction(db_);
+  insert_result(r);
+  transaction.commit();
+}
+
+void Store::insert_result(const ResultRecord& r) {
+  auto s = db_.prepare(insert_result_sql());
   s.bind(1, r.run_id).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.problem_id).bind(5, r.config)
       .bind(6, r.config_json).bind(7, r.status).bind(8, r.time_ms_median).bind(9, r.time_ms_min)
       .bind(10, r.time_ms_max).bind(11, r.time_ms_stdev).bind(12, r.samples).bind(13, r.compile_s)
@@ -245,6 +294,7 @@ void Store::insert_result(const ResultRecord& r) {
       .bind(19, r.error).bind(20, r.error_index).bind(21, r.launch_json)
       .bind(22, r.created_at.empty() ? utc_now() : r.created_at).bind(23, r.elapsed_s).bind(24, r.verified ? 1 : 0)
       .bind(25, r.cut_short ? 1 : 0).bind(26, r.measured_on).bind(27, r.source_fields);
+  bind_observations(s, kFirstObservationParameter, r.observations);
   s.run();
 }
 
@@ -259,13 +309,10 @@ std::map<std::string, std::optional<double>> Store::measured_configs(std::int64_
   return configs;
 }
 
-const char* const kResultColumns =
-    "id, run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median, time_ms_min, "
-    "time_ms_max, time_ms_stdev, samples, compile_s, verify_s, benchmark_s, gbs, gflops, copy_fraction, error, "
-    "error_index, launch_json, created_at, elapsed_s, verified, cut_short, measured_on, source_fields";
+const std::string kResultColumns = std::string(kMeasurementColumns) + ", " + observation_columns();
 
 std::string result_columns(int schema_version) {
-  std::string columns = kResultColumns;
+  std::string columns = kMeasurementColumns;
   // Before version 7 nothing kept its source's other fields.
   if (schema_version < 7) columns.replace(columns.rfind("source_fields"), 13, "''");
   // Before version 5 no result was cut short; before version 4 every one had been verified.
@@ -274,7 +321,42 @@ std::string result_columns(int schema_version) {
     columns.replace(columns.rfind("cut_short"), 9, "0");
   }
   if (schema_version < 4) columns.replace(columns.rfind("verified"), 8, "1");
+  return columns + ", " + observation_select(schema_version);
+}
+
+std::string observation_select(int schema_version, const std::string& table_prefix) {
+  std::string columns;
+  for (const ObservationField& field : kObservationFields) {
+    if (!columns.empty()) columns += ", ";
+    columns += schema_version >= kObservationsSchemaVersion ? table_prefix + field.name : std::string(unknown_observation(field));
+  }
   return columns;
+}
+
+Observations read_observations(const sql::Statement& s, int first_column) {
+  Observations o;
+  int column = first_column;
+  for (const ObservationField& field : kObservationFields) {
+    std::visit(Overloaded{[&](std::optional<double> Observations::*m) { o.*m = s.column_optional_double(column); },
+                          [&](std::optional<std::int64_t> Observations::*m) { o.*m = s.column_optional_int(column); },
+                          [&](std::string Observations::*m) { o.*m = s.column_text(column); },
+                          [&](bool Observations::*m) { o.*m = s.column_int(column) != 0; }},
+               field.member);
+    ++column;
+  }
+  return o;
+}
+
+void bind_observations(sql::Statement& s, int first_parameter, const Observations& o) {
+  int parameter = first_parameter;
+  for (const ObservationField& field : kObservationFields) {
+    std::visit(Overloaded{[&](std::optional<double> Observations::*m) { s.bind(parameter, o.*m); },
+                          [&](std::optional<std::int64_t> Observations::*m) { s.bind(parameter, o.*m); },
+                          [&](std::string Observations::*m) { s.bind(parameter, o.*m); },
+                          [&](bool Observations::*m) { s.bind(parameter, o.*m ? 1 : 0); }},
+               field.member);
+    ++parameter;
+  }
 }
 
 ResultRecord read_result(const sql::Statement& s) {
@@ -307,6 +389,7 @@ ResultRecord read_result(const sql::Statement& s) {
   r.source_fields = s.column_text(27);
   r.created_at = s.column_text(22);
   r.elapsed_s = s.column_double(23);
+  r.observations = read_observations(s, kFirstObservationColumn);
   return r;
 }
 
@@ -387,37 +470,94 @@ std::int64_t Store::result_count() {
   return s.column_int(0);
 }
 
-std::vector<BestRow> Store::best(const std::string& family, const std::string& device_uuid) {
+namespace {
+
+// What read_best_row reads, in order, of a result `r` with its device `d` and problem `p`; then
+// the result's id, energy and power.
+constexpr const char* kBestRowColumns =
+    "d.name, d.uuid, p.family, p.key, p.size, p.dtype, r.config, r.launch_json, r.time_ms_median, r.gbs, r.gflops, "
+    "r.copy_fraction, p.match_key, r.verified, r.id, r.energy_j, r.power_w";
+
+BestRow read_best_row(const sql::Statement& s) {
+  BestRow b;
+  b.device_name = s.column_text(0);
+  b.device_uuid = s.column_text(1);
+  b.family = s.column_text(2);
+  b.problem_key = s.column_text(3);
+  b.problem_size = s.column_int(4);
+  b.dtype = s.column_text(5);
+  b.config = s.column_text(6);
+  b.launch_json = s.column_text(7);
+  b.time_ms = s.column_double(8);
+  b.gbs = s.column_optional_double(9);
+  b.gflops = s.column_optional_double(10);
+  b.copy_fraction = s.column_optional_double(11);
+  b.match_key = s.column_text(12);
+  b.verified = s.column_int(13) != 0;
+  return b;
+}
+
+}  // namespace
+
+struct Store::RankedBest {
+  BestRow row;
+  std::int64_t result_id = 0, device_id = 0, problem_id = 0;
+  std::optional<double> energy_j, power_w;
+};
+
+std::vector<Store::RankedBest> Store::fastest_per_pair(const std::string& family, const std::string& device_uuid) {
   // The fastest ok result of each (device, problem); ties go to the smaller config text (choose_config's rule).
-  auto s = db_.prepare(R"sql(
+  auto s = db_.prepare(std::string(R"sql(
     WITH ranked AS (
       SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.device_id, r.problem_id ORDER BY r.time_ms_median, r.config) AS rank
       FROM results r WHERE r.status = 'ok' AND r.time_ms_median IS NOT NULL)
-    SELECT d.name, d.uuid, p.family, p.key, p.size, p.dtype, ranked.config, ranked.launch_json,
-           ranked.time_ms_median, ranked.gbs, ranked.gflops, ranked.copy_fraction, p.match_key, ranked.verified
-    FROM ranked JOIN devices d ON d.id = ranked.device_id JOIN problems p ON p.id = ranked.problem_id
-    WHERE ranked.rank = 1 AND (?1 = '' OR p.family = ?1) AND (?2 = '' OR d.uuid = ?2)
+    SELECT )sql") + kBestRowColumns + R"sql(, r.device_id, r.problem_id
+    FROM ranked r JOIN devices d ON d.id = r.device_id JOIN problems p ON p.id = r.problem_id
+    WHERE r.rank = 1 AND (?1 = '' OR p.family = ?1) AND (?2 = '' OR d.uuid = ?2)
     ORDER BY d.name, p.family, p.dtype, p.size)sql");
   s.bind(1, family).bind(2, device_uuid);
+  std::vector<RankedBest> rows;
+  while (s.step())
+    rows.push_back({read_best_row(s), s.column_int(14), s.column_int(17), s.column_int(18), s.column_optional_double(15),
+                    s.column_optional_double(16)});
+  return rows;
+}
+
+std::vector<BestRow> Store::best(const std::string& family, const std::string& device_uuid) {
   std::vector<BestRow> rows;
-  while (s.step()) {
-    BestRow b;
-    b.device_name = s.column_text(0);
-    b.device_uuid = s.column_text(1);
-    b.family = s.column_text(2);
-    b.problem_key = s.column_text(3);
-    b.problem_size = s.column_int(4);
-    b.dtype = s.column_text(5);
-    b.config = s.column_text(6);
-    b.launch_json = s.column_text(7);
-    b.time_ms = s.column_double(8);
-    b.gbs = s.column_optional_double(9);
-    b.gflops = s.column_optional_double(10);
-    b.copy_fraction = s.column_optional_double(11);
-    b.match_key = s.column_text(12);
-    b.verified = s.column_int(13) != 0;
-    rows.push_back(std::move(b));
+  for (RankedBest& ranked : fastest_per_pair(family, device_uuid)) rows.push_back(std::move(ranked.row));
+  return rows;
+}
+
+std::vector<EnergyBestRow> Store::lowest_energy_best(double within_fraction, const std::string& family,
+                                                     const std::string& device_uuid) {
+  if (!valid_within_fraction(within_fraction))
+    throw std::invalid_argument("the time window must be a fraction of at least 0 (got " + std::to_string(within_fraction) + ")");
+  sql::Transaction snapshot(db_, sql::Transaction::Kind::read);
+  auto by_id = db_.prepare(std::string("SELECT ") + kBestRowColumns +
+                           " FROM results r JOIN devices d ON d.id = r.device_id JOIN problems p ON p.id = r.problem_id"
+                           " WHERE r.id = ?1");
+  std::vector<EnergyBestRow> rows;
+  for (RankedBest& fastest : fastest_per_pair(family, device_uuid)) {
+    EnergyBestRow& row = rows.emplace_back();
+    row.fastest_ms = fastest.row.time_ms;
+    row.fastest_config = fastest.row.config;
+    const auto choice = lowest_energy_choice(db_, fastest.problem_id, fastest.device_id, within_fraction);
+    row.energy_compared = choice && choice->result_id != 0;
+    if (row.energy_compared && choice->result_id != fastest.result_id) {
+      by_id.bind(1, choice->result_id);
+      if (!by_id.step()) throw sql::DbError("result " + std::to_string(choice->result_id) + " went away while it was read");
+      row.chosen = read_best_row(by_id);
+      row.energy_j = by_id.column_optional_double(15);
+      row.power_w = by_id.column_optional_double(16);
+      by_id.reset();
+      continue;
+    }
+    row.chosen = std::move(fastest.row);
+    row.energy_j = fastest.energy_j;
+    row.power_w = fastest.power_w;
   }
+  snapshot.commit();
   return rows;
 }
 

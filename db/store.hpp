@@ -37,6 +37,16 @@ struct SourceResults {
 // A read-only connection to a cutune database, as Store::Access::read opens it.
 sql::Database open_for_reading(const std::string& path);
 
+// One (device, problem) pair's answer to the lowest-energy rule (Store::lowest_energy_best).
+struct EnergyBestRow {
+  BestRow chosen;                           // the chosen result; the fastest where no energy was compared
+  std::optional<double> energy_j, power_w;  // the chosen result's, where measured
+  // False: no result within the window has a measured energy, so `chosen` is the fastest.
+  bool energy_compared = false;
+  double fastest_ms = 0;  // the pair's fastest time: the window's reference
+  std::string fastest_config;
+};
+
 class Store {
  public:
   // Opens (creating if needed, with parent folders) and brings the schema up to date.
@@ -94,6 +104,11 @@ class Store {
 
   // Best ok result per (device, family, problem); empty filters match everything.
   std::vector<BestRow> best(const std::string& family = {}, const std::string& device_uuid = {});
+  // The same pairs, each answered with the least energy within `within_fraction` of its fastest
+  // time (config_choice.hpp: lowest_energy, as the lookup's Objective::lowest_energy), in one
+  // snapshot. Throws std::invalid_argument for a within_fraction that is no window.
+  std::vector<EnergyBestRow> lowest_energy_best(double within_fraction, const std::string& family = {},
+                                                const std::string& device_uuid = {});
 
   // Stores (or replaces) the cubin of a config for one architecture.
   void put_cubin(const CubinRecord& cubin);
@@ -107,6 +122,8 @@ class Store {
 
  private:
   int mark_abandoned_runs_in_transaction();
+  struct RankedBest;
+  std::vector<RankedBest> fastest_per_pair(const std::string& family, const std::string& device_uuid);
 
   sql::Database db_;
   std::map<std::int64_t, RunLease> leases_;  // the runs this Store began and has not finished
@@ -117,10 +134,19 @@ std::string utc_now();
 
 // Row readers for queries that select these columns first, in this order (exports, reports).
 extern const char* const kDeviceColumns;
-extern const char* const kResultColumns;
+// Every results column: the measurement, then the observations in kObservationFields order.
+extern const std::string kResultColumns;
 // kResultColumns as a database of an older schema version has them (for merges, which read it as it is).
 std::string result_columns(int schema_version);
 DeviceRecord read_device(const sql::Statement& statement);
 ResultRecord read_result(const sql::Statement& statement);
+
+// The observation columns in kObservationFields order (each prefixed, e.g. "r."), or in a database
+// older than version 8, what they read as there: NULL, '' or 0 (unknown).
+std::string observation_select(int schema_version, const std::string& table_prefix = "");
+// The observations of a row whose observation columns (as observation_select) start at `first_column`.
+Observations read_observations(const sql::Statement& statement, int first_column);
+// Binds each observation, in kObservationFields order, to the parameters from `first_parameter` on.
+void bind_observations(sql::Statement& statement, int first_parameter, const Observations& observations);
 
 }  // namespace cutune::db

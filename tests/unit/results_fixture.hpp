@@ -71,6 +71,35 @@ class ResultsBuilder {
   db::ResultRecord result(std::int64_t device_id, const std::string& family, std::int64_t n, const std::string& dtype,
                           const std::string& config, std::optional<double> ms, const std::string& status = "ok",
                           const std::string& launch_json = {}) {
+    db::ResultRecord r = record(device_id, family, n, dtype, config, ms, status, launch_json);
+    store_.add_result(r);
+    return r;
+  }
+
+  // An ok result with what it observed besides its time.
+  db::ResultRecord observed(std::int64_t device_id, const std::string& family, std::int64_t n, const std::string& dtype,
+                            const std::string& config, double ms, const db::Observations& observations) {
+    db::ResultRecord r = record(device_id, family, n, dtype, config, ms, "ok", {});
+    r.observations = observations;
+    store_.add_result(r);
+    return r;
+  }
+
+  // An ok result whose run of the plan took `energy_j` joules at `power_w` watts.
+  db::ResultRecord with_energy(std::int64_t device_id, const std::string& family, std::int64_t n, const std::string& dtype,
+                               const std::string& config, double ms, std::optional<double> energy_j,
+                               std::optional<double> power_w = std::nullopt) {
+    db::Observations o;
+    o.energy_j = energy_j;
+    o.power_w = power_w;
+    if (energy_j) o.energy_method = "energy_counter";
+    return observed(device_id, family, n, dtype, config, ms, o);
+  }
+
+  // The row result() stores, not stored.
+  db::ResultRecord record(std::int64_t device_id, const std::string& family, std::int64_t n, const std::string& dtype,
+                          const std::string& config, std::optional<double> ms, const std::string& status,
+                          const std::string& launch_json) {
     db::ResultRecord r;
     r.template_id = template_of(family);
     r.device_id = device_id;
@@ -91,7 +120,6 @@ class ResultsBuilder {
     r.benchmark_s = 0.2;
     r.launch_json = launch_json.empty() ? launch_json_for(256, static_cast<int>((n + 2047) / 2048)) : launch_json;
     if (status != "ok") r.error = "failed: " + status;
-    store_.add_result(r);
     return r;
   }
 

@@ -4,7 +4,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <map>
+#include <type_traits>
+#include <variant>
 
 #include "results_fixture.hpp"
 #include "store.hpp"
@@ -502,4 +506,159 @@ TEST(StoreSchema6, ChangesAreRecordedAndRegroupingInvalidatesTheChoicesUntilARef
   renamed.name = "NVIDIA H100 PCIe";
   store.upsert_device(renamed);
   EXPECT_EQ(valid(), 0);
+}
+
+// ---- schema version 8: what a result observes besides its time -----------------------------------
+
+namespace {
+
+// A result that observed everything observations.hpp lists, none of it at its unknown value.
+Observations every_observation() {
+  Observations o;
+  o.energy_j = 0.125;
+  o.power_w = 612.5;
+  o.energy_method = "energy_counter";
+  o.energy_runs = 40;
+  o.sm_clock_mhz = 1980;
+  o.throttled_samples = 3;
+  o.throttle_reasons = "sw_power_cap,hw_thermal";
+  o.remeasured = true;
+  o.registers = 72;
+  o.spill_store_bytes = 0;  // known: none spilled
+  o.spill_load_bytes = 8;
+  o.local_bytes = 16;
+  o.static_shared_bytes = 4096;
+  o.dynamic_shared_bytes = 16904;
+  o.blocks_per_sm = 3;
+  o.occupancy = 0.375;
+  o.compile_warnings = "warning: variable \"x\" was declared but never referenced";
+  return o;
+}
+
+}  // namespace
+
+// The field list and the migrations cannot drift apart: after migrate(), every observation is a
+// results column of the type its member needs, unknown (NULL, '' or 0) by default.
+TEST(StoreSchema8, EveryObservationFieldIsAResultsColumnOfItsType) {
+  TempDb t;
+  Store store(t.path);
+  struct Column {
+    std::string type, default_value;
+    bool not_null = false;
+  };
+  std::map<std::string, Column> columns;
+  auto s = store.database().prepare("SELECT name, type, \"notnull\", dflt_value FROM pragma_table_info('results')");
+  while (s.step()) columns[s.column_text(0)] = {s.column_text(1), s.column_text(3), s.column_int(2) != 0};
+  for (const ObservationField& field : kObservationFields) {
+    const auto it = columns.find(field.name);
+    ASSERT_NE(it, columns.end()) << field.name << " is no results column: add a migration step";
+    const Column expected = std::visit(
+        [](auto member) -> Column {
+          using Value = std::remove_reference_t<decltype(std::declval<Observations>().*member)>;
+          if constexpr (std::is_same_v<Value, std::optional<double>>) return {"REAL", "", false};
+          else if constexpr (std::is_same_v<Value, std::optional<std::int64_t>>) return {"INTEGER", "", false};
+          else if constexpr (std::is_same_v<Value, std::string>) return {"TEXT", "''", true};
+          else return {"INTEGER", "0", true};
+        },
+        field.member);
+    EXPECT_EQ(it->second.type, expected.type) << field.name;
+    EXPECT_EQ(it->second.not_null, expected.not_null) << field.name;
+    EXPECT_EQ(it->second.default_value, expected.default_value) << field.name;
+  }
+  // And the column lists the store reads and writes are made from the same list.
+  EXPECT_NE(kResultColumns.find(observation_columns()), std::string::npos);
+  EXPECT_EQ(result_columns(kSchemaVersion), kResultColumns);
+}
+
+TEST(StoreSchema8, ObservationsRoundTripAndAreReplacedWithTheirResult) {
+  TempDb t;
+  Store store(t.path);
+  const auto device = store.upsert_device(h100());
+  const auto tmpl = store.upsert_template("scan", "h", "s");
+  const auto problem = store.upsert_problem({0, "scan", "n=1", 1, "int32", "{}"});
+  const auto run = store.begin_run({0, "scan", device, tmpl, "brute_force", 1, "", "", "", "", "", ""});
+  auto observed = result(run, device, tmpl, problem, "a", "ok", 1.0);
+  observed.observations = every_observation();
+  observed.created_at = "2026-06-01T00:00:00Z";
+  store.add_result(observed);
+  store.add_result(result(run, device, tmpl, problem, "b", "ok", 2.0));
+  auto rows = store.results_of_run(run);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].observations, every_observation());
+  EXPECT_EQ(rows[1].observations, Observations{});
+  EXPECT_EQ(store.best_result(device, tmpl, problem)->observations, every_observation());
+  // Measured again: the newer row's observations replace the older's, unknown ones included.
+  auto again = observed;
+  again.created_at = "2026-07-01T00:00:00Z";
+  again.observations = {};
+  again.observations.energy_j = 0.25;
+  store.add_result(again);
+  rows = store.results_of_run(run);
+  EXPECT_EQ(rows[0].observations, again.observations);
+}
+
+// Rows stored before version 8 observed nothing the store knows of: they read back unknown, and
+// new rows beside them keep what they observed. Reading such a file (a merge's source) selects
+// unknowns in the observations' place.
+TEST(StoreSchema8, AVersion7DatabaseMigratesWithUnknownObservationsAndStoresNewOnes) {
+  TempDb t;
+  create_version_5_database(t.path);
+  {
+    sql::Database raw(t.path, sql::Database::Mode::read_write_create);
+    migrate_to(raw, 7);
+    auto s = raw.prepare("SELECT " + result_columns(7) + " FROM results ORDER BY id");
+    int rows = 0;
+    for (; s.step(); ++rows) EXPECT_EQ(read_result(s).observations, Observations{});
+    EXPECT_EQ(rows, 2);
+  }
+  Store store(t.path);
+  sql::Database& db = store.database();
+  EXPECT_EQ(schema_version(db), kSchemaVersion);
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM results WHERE energy_j IS NULL AND energy_method = '' AND remeasured = 0 "
+                         "AND registers IS NULL AND compile_warnings = ''"),
+            2);
+  auto observed = result(1, 1, 1, 1, "algo=lookback", "ok", 0.1);
+  observed.observations = every_observation();
+  store.add_result(observed);
+  const auto rows = store.results_of_run(1);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].observations, Observations{});
+  EXPECT_EQ(rows[1].observations, Observations{});
+  EXPECT_EQ(rows[2].observations, every_observation());
+  // What changed an observation only is no change a lookup's precomputed choice must correct.
+  store.refresh_family_defaults();
+  db.exec("UPDATE results SET energy_j = 1.5, registers = 40");
+  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM changed_results"), 0);
+}
+
+// `tune db best --objective energy`: per (device, problem), the least energy within the window of
+// the fastest, else the fastest, saying that no energy was compared.
+TEST(StoreSchema8, LowestEnergyBestTakesTheLeastEnergyWithinTheWindow) {
+  TempDb t;
+  Store store(t.path);
+  cutune::testing::ResultsBuilder b(store);
+  const auto gpu = b.device("GPU-e", "Energy GPU", 9, 0);
+  b.with_energy(gpu, "scan", 1024, "int32", "algo=a", 1.00, 10.0, 500);
+  b.with_energy(gpu, "scan", 1024, "int32", "algo=b", 1.04, 7.0, 400);
+  b.with_energy(gpu, "scan", 1024, "int32", "algo=c", 1.30, 2.0, 100);  // outside 5 %
+  b.with_energy(gpu, "scan", 4096, "int32", "algo=a", 2.00, std::nullopt);
+  b.with_energy(gpu, "scan", 4096, "int32", "algo=b", 2.01, std::nullopt);
+  const auto rows = store.lowest_energy_best(0.05, "scan");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].chosen.problem_key, "n=1024,type=int32");
+  EXPECT_EQ(rows[0].chosen.config, "algo=b");
+  EXPECT_TRUE(rows[0].energy_compared);
+  EXPECT_DOUBLE_EQ(rows[0].chosen.time_ms, 1.04);
+  EXPECT_EQ(rows[0].energy_j, 7.0);
+  EXPECT_EQ(rows[0].power_w, 400.0);
+  EXPECT_DOUBLE_EQ(rows[0].fastest_ms, 1.0);
+  EXPECT_EQ(rows[0].fastest_config, "algo=a");
+  EXPECT_EQ(rows[1].chosen.config, "algo=a");
+  EXPECT_FALSE(rows[1].energy_compared);
+  EXPECT_FALSE(rows[1].energy_j);
+  EXPECT_EQ(store.lowest_energy_best(0.5, "scan")[0].chosen.config, "algo=c");
+  EXPECT_EQ(store.lowest_energy_best(0, "scan")[0].chosen.config, "algo=a");
+  EXPECT_TRUE(store.lowest_energy_best(0.05, "scan", "GPU-other").empty());
+  EXPECT_THROW(store.lowest_energy_best(-0.01), std::invalid_argument);
+  EXPECT_THROW(store.lowest_energy_best(std::nan("")), std::invalid_argument);
 }
