@@ -13,9 +13,12 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <variant>
 
+#include "observations.hpp"
 #include "report_assets.hpp"
 #include "schema.hpp"
+#include "store.hpp"
 
 namespace cutune::report {
 namespace {
@@ -103,6 +106,90 @@ class IntColumn {
  private:
   std::vector<std::int64_t> values_;
   std::int64_t low_ = 0, high_ = 0;
+};
+
+// Text per result, from few distinct texts (energy methods, throttle reasons, compiler warnings),
+// sparse: each distinct text once, and for the results that have one their index and the text's
+// (two packed columns), so that a report where few results have any text stays small.
+class TextColumn {
+ public:
+  void push(std::size_t result, const std::string& text) {
+    if (text.empty()) return;
+    auto [it, added] = text_index_.try_emplace(text, texts_.size());
+    if (added && texts_.size() >= kMaxTexts) {
+      // Warnings that differ per config could fill the page: past the limit they share one entry.
+      text_index_.erase(it);
+      it = text_index_.try_emplace(kTooMany, texts_.size()).first;
+      if (it->second == texts_.size()) texts_.push_back(kTooMany);
+    } else if (added) {
+      texts_.push_back(first_lines(text));
+    }
+    results_.push(static_cast<std::int64_t>(result));
+    which_.push(static_cast<std::int64_t>(it->second));
+  }
+  bool any() const { return !texts_.empty(); }
+  json packed() const { return {{"texts", texts_}, {"result", results_.packed()}, {"text", which_.packed()}}; }
+
+ private:
+  static constexpr std::size_t kMaxTexts = 200;
+  static constexpr const char* kTooMany = "(not kept: over 200 different texts in this report)";
+  std::map<std::string, std::size_t> text_index_;
+  json texts_ = json::array();
+  IntColumn results_, which_;
+};
+
+constexpr int flag_fields() {
+  int n = 0;
+  for (const db::ObservationField& field : db::kObservationFields)
+    n += std::holds_alternative<bool db::Observations::*>(field.member) ? 1 : 0;
+  return n;
+}
+static_assert(flag_fields() == 1, "the report carries one observation flag (remeasured) in the flags column");
+
+// Bit of the flags column for a result whose samples were taken a second time (throttled).
+constexpr int kRemeasuredFlag = 8;
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+// The observations of every result, a column per field, made from the field list so that a new
+// field reaches the page's data without a change here. Numbers travel as float32 (the counts and
+// byte sizes observed stay below 2^24, where float32 is exact), texts sparse, the flag as
+// kRemeasuredFlag in the flags column.
+class ObservationColumns {
+ public:
+  ObservationColumns() : columns_(db::kObservationFields.size()) {
+    for (std::size_t k = 0; k < columns_.size(); ++k)
+      if (std::holds_alternative<std::string db::Observations::*>(db::kObservationFields[k].member))
+        columns_[k] = TextColumn();
+  }
+  // Returns the result's flag bits.
+  int push(std::size_t result, const db::Observations& o) {
+    int flags = 0;
+    for (std::size_t k = 0; k < columns_.size(); ++k)
+      std::visit(Overloaded{[&](std::optional<double> db::Observations::*m) { std::get<FloatColumn>(columns_[k]).push(o.*m); },
+                            [&](std::optional<std::int64_t> db::Observations::*m) {
+                              const auto& v = o.*m;
+                              std::get<FloatColumn>(columns_[k]).push(v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt);
+                            },
+                            [&](std::string db::Observations::*m) { std::get<TextColumn>(columns_[k]).push(result, o.*m); },
+                            [&](bool db::Observations::*m) { flags |= o.*m ? kRemeasuredFlag : 0; }},
+                 db::kObservationFields[k].member);
+    return flags;
+  }
+  // Adds the columns some result has to the page's results, under the fields' names.
+  void add_to(json& results) const {
+    for (std::size_t k = 0; k < columns_.size(); ++k)
+      std::visit([&](const auto& column) { if (column.any()) results[db::kObservationFields[k].name] = column.packed(); },
+                 columns_[k]);
+  }
+
+ private:
+  std::vector<std::variant<FloatColumn, TextColumn>> columns_;
 };
 
 bool imported_by_name(const std::string& uuid) { return uuid.rfind("kernel-tuner-", 0) == 0; }
@@ -359,17 +446,22 @@ json collect(sql::Database& db, const Selection& sel) {
   const int version = db::schema_version(db);
   auto s = db.prepare(fmt::format(R"sql(
     SELECT r.id, r.run_id, r.config, r.config_json, p.key, p.size, p.dtype, r.status, r.time_ms_median, r.time_ms_min,
-           r.time_ms_max, r.time_ms_stdev, r.samples, r.gbs, r.gflops, r.copy_fraction, r.elapsed_s, r.error, {}, {}
+           r.time_ms_max, r.time_ms_stdev, r.samples, r.gbs, r.gflops, r.copy_fraction, r.elapsed_s, r.error, {}, {}{}
     FROM results r JOIN problems p ON p.id = r.problem_id
     WHERE r.device_id = ?1 AND p.family = ?2 AND (?3 IS NULL OR r.run_id = ?3)
     ORDER BY r.run_id, r.id)sql",
-                                  version >= 4 ? "r.verified" : "1", version >= 5 ? "r.cut_short" : "0"));
+                                  version >= 4 ? "r.verified" : "1", version >= 5 ? "r.cut_short" : "0",
+                                  ", " + db::observation_select(version, "r.")));
+  constexpr int kFirstObservation = 20;  // the column after cut_short
   s.bind(1, sel.device_id).bind(2, sel.family).bind(3, sel.run_id);
 
   std::map<std::string, std::size_t> config_index, problem_index, status_index;
   std::map<std::int64_t, std::size_t> run_index;
   for (const auto& run : data["runs"]) run_index.emplace(run["id"].get<std::int64_t>(), run_index.size());
   std::int64_t unverified = 0, cut_short = 0, count = 0;
+  std::int64_t throttled = 0, remeasured = 0;  // results whose timed samples the GPU slowed down
+  std::optional<double> lowest_clock, highest_clock;
+  ObservationColumns observations;
   json parameters = json::array(), problems = json::array(), statuses = json::array();
   std::vector<std::map<std::string, std::size_t>> value_index;  // per parameter: value's JSON → index
   json parameter_values = json::array();
@@ -441,6 +533,14 @@ json collect(sql::Database& db, const Selection& sel) {
     if (ok && s.column_int(18) == 0) flags |= 1, ++unverified;
     if (ok && s.column_int(19) != 0) flags |= 2, ++cut_short;
     if (ok && median && low && high && (*median < *low * (1 - 1e-9) || *median > *high * (1 + 1e-9))) flags |= 4;
+    const db::Observations observed = db::read_observations(s, kFirstObservation);
+    flags |= observations.push(static_cast<std::size_t>(count - 1), observed);
+    if (observed.throttled_samples.value_or(0) > 0) ++throttled;
+    if (observed.remeasured) ++remeasured;
+    if (const auto clock = observed.sm_clock_mhz) {
+      lowest_clock = std::min(lowest_clock.value_or(*clock), *clock);
+      highest_clock = std::max(highest_clock.value_or(*clock), *clock);
+    }
 
     col_config.push(static_cast<std::int64_t>(config_it->second));
     col_problem.push(static_cast<std::int64_t>(problem_it->second));
@@ -501,10 +601,14 @@ json collect(sql::Database& db, const Selection& sel) {
   if (col_gbs.any()) results["gbs"] = col_gbs.packed();
   if (col_gflops.any()) results["gflops"] = col_gflops.packed();
   if (col_copy.any()) results["copy"] = col_copy.packed();
+  observations.add_to(results);
   data["results"] = results;
   data["failures"] = failure_list;
   data["unverified"] = unverified;  // ok results never checked against a reference (a spec without one)
   data["cut_short"] = cut_short;    // ok results whose sampling stopped early: clearly behind the best
+  data["throttled"] = throttled;    // results with a slowdown reason named during their timed samples
+  data["remeasured"] = remeasured;  // results sampled again because most of their first samples were throttled
+  data["sm_clock_mhz"] = lowest_clock ? json{{"min", *lowest_clock}, {"max", *highest_clock}} : json(nullptr);
   data["baselines"] = baselines_json(db, sel.device_id, sel.family);
   return data;
 }

@@ -144,6 +144,26 @@ function unpack(column, length) {
   }
 }
 
+// Text per result, sparse (report.cpp, TextColumn): the distinct texts, and for the results that
+// have one their index and the text's. An array of the text per result, '' for none.
+function unpackTexts(column, length) {
+  const out = new Array(length).fill("");
+  if (!column) return out;
+  const at = unpack(column.result), which = unpack(column.text);
+  for (let k = 0; k < at.length; k++) out[at[k]] = column.texts[which[k]];
+  return out;
+}
+
+// A unit for energies of these magnitudes (J, mJ, µJ, nJ), chosen by their median so that most
+// read as 1 to 999: {name, scale} where the value in that unit is joules × scale.
+function energyUnit(joules) {
+  const known = joules.filter((j) => j > 0).sort((a, b) => a - b);
+  const typical = known.length ? known[Math.floor(known.length / 2)] : 1;
+  const units = [["J", 1], ["mJ", 1e3], ["µJ", 1e6], ["nJ", 1e9]];
+  const [name, scale] = units.find(([, s]) => typical * s >= 1) || units[units.length - 1];
+  return { name, scale };
+}
+
 // ---- charts ----------------------------------------------------------------------------------
 const charts = {};
 function chart(canvas, config) {
@@ -155,6 +175,10 @@ function chart(canvas, config) {
 function dropCharts(prefix) {
   Object.keys(charts).filter((id) => id.startsWith(prefix)).forEach((id) => { charts[id].destroy(); delete charts[id]; });
 }
+// Points in x order. Without parsing (the default above), Chart.js takes a dataset's points as
+// sorted by x: it reads the x range from the first and last and skips points it believes are out
+// of view, so a scatter of unsorted points loses some.
+function byX(points) { return points.sort((a, b) => a.x - b.x); }
 // Whether points span at least two distinct x values (a chart against size needs two sizes).
 function spansTwo(points) { return new Set(points.map((p) => p.x)).size >= 2; }
 // A chart box with its canvas, appended to host.

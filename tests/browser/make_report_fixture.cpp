@@ -11,11 +11,22 @@
 //   4  a Kernel Tuner import on a device known by name only: zeros for everything but the name,
 //      a parameter with a single value, and times outside their samples' min–max range
 //   5  a T4 import of the same family on the same device
+//   6  scan on Fixture GPU again, one more problem (n=65536): eight results with energy whose
+//      Pareto front (faster or lower-energy than every other) is four configs, one of them
+//      throttled and remeasured, and a result without energy
 // and bench baselines for both scan devices.
+//
+// Observations (energy, clocks, resources; db/observations.hpp): run 1 has resources and clocks
+// for every ok result but those of n=4096 (which have none), energy for n=10000000 only, a few
+// throttled results, one remeasured, and compiler warnings; run 2 has resources and warnings
+// with hostile text; runs 3 to 5 have none, as results stored before schema version 8.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
@@ -44,9 +55,53 @@ DeviceRecord real_device(const std::string& uuid, const std::string& name, int c
   return d;
 }
 
+// What the compiler and the driver would give a scan config on a GPU of 64K registers and 2048
+// threads per SM: more elements per thread and wider vectors want more registers; past the block's
+// share of the register file the compiler spills.
+Observations resources(int block, int ept, int vec) {
+  Observations o;
+  const int demand = 18 + 4 * ept + 6 * vec, limit = std::min(255, 65536 / block);
+  o.registers = std::min(demand, limit);
+  o.spill_store_bytes = demand > limit ? 4 * (demand - limit) : 0;
+  o.spill_load_bytes = demand > limit ? 6 * (demand - limit) : 0;
+  o.local_bytes = *o.spill_store_bytes;
+  o.static_shared_bytes = 4 * block;
+  o.dynamic_shared_bytes = 0;
+  const int by_threads = 2048 / block, by_registers = 65536 / (static_cast<int>(*o.registers) * block);
+  o.blocks_per_sm = std::max(1, std::min({32, by_threads, by_registers}));
+  o.occupancy = static_cast<double>(*o.blocks_per_sm * block) / 2048;
+  return o;
+}
+
+// The board's energy for one run of `ms` at `watts`, as NVML's energy counter measures it.
+void measure_energy(Observations& o, double ms, double watts) {
+  o.power_w = watts;
+  o.energy_j = watts * ms * 1e-3;
+  o.energy_method = "energy_counter";
+  o.energy_runs = std::max<std::int64_t>(10, static_cast<std::int64_t>(50 / ms));
+}
+
+// A tuning run's observations of result i: resources and the SM clock always, energy for the
+// 10M-element problem, throttling now and then, compiler warnings for some configs.
+void observe(Observations& o, int i, std::int64_t n, int block, int ept, int vec, double ms, bool hostile) {
+  o = resources(block, ept, vec);
+  o.sm_clock_mhz = 1980;
+  if (n == 10'000'000) measure_energy(o, ms, 250 + 150 * *o.occupancy + (i * 7919 % 100) * 0.4);
+  if (i % 1000 == 7) {
+    o.throttled_samples = 2 + i % 5;
+    o.throttle_reasons = i % 2000 == 7 ? "sw_power_cap" : "hw_thermal,sw_power_cap";
+    o.sm_clock_mhz = 1650 + i % 100;
+    o.remeasured = i == 7;
+  }
+  if (ept == 16 && vec == 4)
+    o.compile_warnings = hostile ? "warning: " + kEvil : "ptxas warning : Registers are spilled to local memory in function 'scan'";
+}
+
 // A tuning history of `count` results of `family` on one device, over four problem sizes.
+// observed: the results carry observations (see the top of the file); else none, as before
+// schema version 8.
 void tuning_run(Store& store, std::int64_t device, double copy_gbs, const std::string& family, int count, double speed,
-                std::mt19937_64& rng) {
+                bool observed, std::mt19937_64& rng) {
   std::normal_distribution<double> noise(0, 0.25);
   const std::vector<std::string> statuses{"compile_error", "load_error", "wrong_result", "runtime_fault", "timeout"};
   const auto tmpl = store.upsert_template(family, "fixture-" + std::to_string(family.size()), "// fixture source");
@@ -96,6 +151,7 @@ void tuning_run(Store& store, std::int64_t device, double copy_gbs, const std::s
       r.samples = 10 + static_cast<int>(rng() % 50);
       r.gbs = 16.0 * static_cast<double>(n) / (ms * 1e6);
       r.copy_fraction = *r.gbs / copy_gbs;
+      if (observed && n != sizes[0]) observe(r.observations, i, n, block, ept, vec, ms, hostile);
     }
     store.insert_result(r);
   }
@@ -141,6 +197,56 @@ void imported_run(Store& store, std::int64_t device, const std::string& strategy
   store.finish_run(run, "finished");
 }
 
+// Run 6: scan on n=65536, nine ok results, eight with energy. The Pareto front is configs
+// 0, 1, 3 and 5: 2 is slower than 1 and costs more; 4 is slower than 3 at more energy; 6 and 7
+// are slower than 5 at more energy. Config 2 was throttled and remeasured; config 8 has no energy.
+void energy_run(Store& store, std::int64_t device) {
+  const std::string family = "scan";
+  const auto tmpl = store.upsert_template(family, "fixture-" + std::to_string(family.size()), "// fixture source");
+  const auto run = store.begin_run({0, family, device, tmpl, "brute_force", 7, "", "tune --kernel scan --n 65536 --energy",
+                                    "cutune fixture", "", "", ""});
+  const auto problem = store.upsert_problem({0, family, "n=65536,type=int32", 65536, "int32", "{}"});
+  struct Point {
+    int block, ept;
+    double ms, watts;
+  };
+  const Point points[] = {{1024, 1, 0.10, 520}, {512, 2, 0.12, 400}, {512, 4, 0.13, 400}, {256, 2, 0.15, 280},
+                          {256, 4, 0.20, 230},  {128, 2, 0.25, 150}, {128, 4, 0.30, 140}, {64, 4, 0.40, 120},
+                          {64, 1, 0.11, 0}};
+  cutune::sql::Transaction transaction(store.database());
+  for (std::size_t k = 0; k < std::size(points); ++k) {
+    const Point& p = points[k];
+    ResultRecord r;
+    r.run_id = run;
+    r.device_id = device;
+    r.template_id = tmpl;
+    r.problem_id = problem;
+    r.config = fmt::format("algo=warp,block={},ept={},vec=1,pad={}", p.block, p.ept, k);
+    r.config_json = fmt::format(R"({{"algo":"warp","block":{},"ept":{},"vec":1,"pad":{}}})", p.block, p.ept, k);
+    r.launch_json = "[]";
+    r.elapsed_s = 0.05 * static_cast<double>(k);
+    r.created_at = "2026-01-02T00:00:00Z";
+    r.status = "ok";
+    r.time_ms_median = p.ms;
+    r.time_ms_min = p.ms * 0.99;
+    r.time_ms_max = p.ms * 1.02;
+    r.time_ms_stdev = p.ms * 0.005;
+    r.samples = 20;
+    r.observations = resources(p.block, p.ept, 1);
+    r.observations.sm_clock_mhz = 1980;
+    if (p.watts > 0) measure_energy(r.observations, p.ms, p.watts);
+    if (k == 2) {
+      r.observations.throttled_samples = 1;
+      r.observations.throttle_reasons = "sw_power_cap";
+      r.observations.remeasured = true;
+      r.observations.sm_clock_mhz = 1710;
+    }
+    store.insert_result(r);
+  }
+  transaction.commit();
+  store.finish_run(run, "finished");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,11 +268,12 @@ int main(int argc, char** argv) {
   const auto imported = store.upsert_device(by_name);
 
   std::mt19937_64 rng(2026);
-  tuning_run(store, device, 4134, "scan", total, 1.0, rng);  // the scan report alone holds `total`
-  tuning_run(store, device, 4134, kEvil, total / 10, 1.0, rng);
-  tuning_run(store, device_b, 1650, "scan", total / 5, 0.45, rng);
+  tuning_run(store, device, 4134, "scan", total, 1.0, true, rng);  // the scan report alone holds `total`
+  tuning_run(store, device, 4134, kEvil, total / 10, 1.0, true, rng);
+  tuning_run(store, device_b, 1650, "scan", total / 5, 0.45, false, rng);
   imported_run(store, imported, "kernel_tuner_import", "problem_size=4096x4096", 80, rng);
   imported_run(store, imported, "t4_import", "problem_size=2048x2048", 40, rng);
+  energy_run(store, device);
 
   const std::vector<std::int64_t> sizes{1 << 12, 1 << 20, 10'000'000, 1 << 27};
   for (const auto& [dev, speed] : {std::pair{device, 1.0}, std::pair{device_b, 0.45}})
@@ -175,6 +282,6 @@ int main(int argc, char** argv) {
         store.add_baseline({dev, family, fmt::format("n={},type=int32", n), "library " + kEvil,
                             16.0 * static_cast<double>(n) / 3.5e9 / speed, 16.0 * static_cast<double>(n) / 3.9e9 / speed,
                             "algo=" + kEvil, "", "fixture"});
-  std::cout << "wrote " << total + total / 10 + total / 5 + 120 << " results to " << path << "\n";
+  std::cout << "wrote " << total + total / 10 + total / 5 + 120 + 9 << " results to " << path << "\n";
   return 0;
 }

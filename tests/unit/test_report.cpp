@@ -1,6 +1,6 @@
 // Report generation without a browser: hostile strings stay inert, the data block round-trips,
-// the page is complete and self-contained; provenance, unknown devices and source anomalies; the
-// index and comparisons.
+// the page is complete and self-contained; provenance, unknown devices and source anomalies;
+// observations (energy, clocks, resources) from new and old databases; the index and comparisons.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "report.hpp"
+#include "schema.hpp"
 #include "store.hpp"
 #include "temp_folder.hpp"
 
@@ -86,6 +87,65 @@ std::vector<float> floats(const nlohmann::ordered_json& column) {
   std::vector<float> values(bytes.size() / 4);
   std::memcpy(values.data(), bytes.data(), values.size() * 4);
   return values;
+}
+
+// One problem's results with observations (schema version 8): one measured with energy, one
+// throttled, remeasured and spilling, with a hostile compiler warning, one with none, one failed.
+struct Observed {
+  cutune::testing::TempFolder folder{"cutune-report-observed"};
+  std::string path = folder.file("o.db");
+  std::int64_t device = 0;
+  Observed() {
+    db::Store store(path);
+    db::DeviceRecord d;
+    d.uuid = "GPU-observed";
+    d.name = "H100";
+    device = store.upsert_device(d);
+    const auto tmpl = store.upsert_template("scan", "h", "s");
+    const auto problem = store.upsert_problem({0, "scan", "n=1000", 1000, "int32", "{}"});
+    const auto run = store.begin_run({0, "scan", device, tmpl, "brute_force", 1, "", "tune --energy", "cutune", "", "", ""});
+    for (int i = 0; i < 4; ++i) {
+      db::ResultRecord r;
+      r.run_id = run;
+      r.device_id = device;
+      r.template_id = tmpl;
+      r.problem_id = problem;
+      r.config = "block=" + std::to_string(64 << i);
+      r.config_json = R"({"block":)" + std::to_string(64 << i) + "}";
+      r.status = i == 3 ? "compile_error" : "ok";
+      if (i < 3) r.time_ms_median = 1.0 + i;
+      r.launch_json = "[]";
+      db::Observations& o = r.observations;
+      if (i == 0) {
+        o.energy_j = 0.002;
+        o.power_w = 300;
+        o.energy_method = "energy_counter";
+        o.energy_runs = 100;
+        o.sm_clock_mhz = 1980;
+        o.throttled_samples = 0;
+        o.registers = 32;
+        o.spill_store_bytes = 0;
+        o.spill_load_bytes = 0;
+        o.static_shared_bytes = 1024;
+        o.blocks_per_sm = 8;
+        o.occupancy = 1.0;
+      } else if (i == 1) {
+        o.sm_clock_mhz = 1500;
+        o.throttled_samples = 3;
+        o.throttle_reasons = "sw_power_cap";
+        o.remeasured = true;
+        o.registers = 255;
+        o.spill_store_bytes = 64;
+        o.compile_warnings = "warning: " + kEvil;
+      }
+      store.add_result(r);
+    }
+  }
+};
+
+std::vector<unsigned char> bytes_of(const nlohmann::ordered_json& column) {
+  EXPECT_EQ(column["type"], "u8");
+  return base64_bytes(column["data"]);
 }
 
 // Two devices, one of them imported by name; runs of cutune, Kernel Tuner and T4.
@@ -199,6 +259,111 @@ TEST(Report, ResultsTravelAsPackedColumns) {
   // Their text is not "name=value" of their values, so each config carries its own.
   EXPECT_EQ(data["configs"]["keys"].size(), 3u) << data["configs"]["keys"].dump();
   EXPECT_EQ(data["parameter_values"][0][1], kEvil + "1");
+}
+
+TEST(Report, ObservationsTravelAsColumnsWhereSomeResultHasThem) {
+  Observed o;
+  sql::Database db(o.path, sql::Database::Mode::read_only);
+  const auto data = report::collect(db, {o.device, "scan", std::nullopt});
+  const auto& results = data["results"];
+  const auto energy = floats(results["energy_j"]);
+  ASSERT_EQ(energy.size(), 4u);
+  EXPECT_FLOAT_EQ(energy[0], 0.002f);
+  EXPECT_TRUE(std::isnan(energy[1]) && std::isnan(energy[2]) && std::isnan(energy[3]));  // unknown, not 0
+  const auto registers = floats(results["registers"]);
+  EXPECT_FLOAT_EQ(registers[0], 32.0f);
+  EXPECT_FLOAT_EQ(registers[1], 255.0f);
+  EXPECT_TRUE(std::isnan(registers[2]));
+  EXPECT_FLOAT_EQ(floats(results["spill_store_bytes"])[0], 0.0f);  // 0 spill bytes is an observation
+  EXPECT_FLOAT_EQ(floats(results["spill_store_bytes"])[1], 64.0f);
+  EXPECT_FLOAT_EQ(floats(results["occupancy"])[0], 1.0f);
+  EXPECT_FLOAT_EQ(floats(results["sm_clock_mhz"])[1], 1500.0f);
+  for (const char* measured : {"power_w", "energy_runs", "throttled_samples", "spill_load_bytes", "static_shared_bytes",
+                               "blocks_per_sm"})
+    EXPECT_TRUE(results.contains(measured)) << measured;
+  // Observations no result has stay out, as GB/s and GFLOP/s do.
+  EXPECT_FALSE(results.contains("local_bytes"));
+  EXPECT_FALSE(results.contains("dynamic_shared_bytes"));
+  EXPECT_FALSE(results.contains("remeasured"));  // a flag: bit 8 of the flags column
+  EXPECT_EQ(bytes_of(results["flags"]), (std::vector<unsigned char>{0, 8, 0, 0}));
+  // Texts are sparse: the distinct texts, and the results that have one.
+  EXPECT_EQ(results["energy_method"]["texts"], nlohmann::json::array({"energy_counter"}));
+  EXPECT_EQ(bytes_of(results["energy_method"]["result"]), (std::vector<unsigned char>{0}));
+  EXPECT_EQ(results["compile_warnings"]["texts"][0], "warning: " + kEvil);
+  EXPECT_EQ(bytes_of(results["compile_warnings"]["result"]), (std::vector<unsigned char>{1}));
+  EXPECT_EQ(bytes_of(results["compile_warnings"]["text"]), (std::vector<unsigned char>{0}));
+  EXPECT_EQ(results["throttle_reasons"]["texts"], nlohmann::json::array({"sw_power_cap"}));
+  // The page's flags area: throttled and remeasured results, the SM clocks seen.
+  EXPECT_EQ(data["throttled"], 1);
+  EXPECT_EQ(data["remeasured"], 1);
+  EXPECT_EQ(data["sm_clock_mhz"]["min"], 1500.0);
+  EXPECT_EQ(data["sm_clock_mhz"]["max"], 1980.0);
+  // The warning's text stays text.
+  const std::string page = report::render_html(data);
+  EXPECT_EQ(count(page, "<img"), 0u);
+  EXPECT_EQ(page.find(kEvil), std::string::npos);
+  EXPECT_EQ(data_block(page)["results"]["compile_warnings"]["texts"][0], "warning: " + kEvil);
+}
+
+// Warnings that differ per config could fill the page: past 200 different texts they share one.
+TEST(Report, TextObservationsKeepAtMostTwoHundredDifferentTexts) {
+  Observed o;
+  {
+    db::Store store(o.path);
+    for (int i = 0; i < 205; ++i) {
+      db::ResultRecord r;
+      r.run_id = 1;
+      r.device_id = o.device;
+      r.template_id = 1;
+      r.problem_id = 1;
+      r.config = "block=" + std::to_string(10000 + i);
+      r.config_json = R"({"block":)" + std::to_string(10000 + i) + "}";
+      r.status = "ok";
+      r.time_ms_median = 5;
+      r.launch_json = "[]";
+      r.observations.compile_warnings = "warning " + std::to_string(i);
+      store.add_result(r);
+    }
+  }
+  sql::Database db(o.path, sql::Database::Mode::read_only);
+  const auto warnings = report::collect(db, {o.device, "scan", std::nullopt})["results"]["compile_warnings"];
+  ASSERT_EQ(warnings["texts"].size(), 201u);  // the hostile one, 199 others, and the shared note
+  EXPECT_NE(warnings["texts"][200].get<std::string>().find("not kept"), std::string::npos);
+}
+
+// Reports read databases as they are: a file older than version 8 has no observation columns.
+TEST(Report, ADatabaseOlderThanVersion8ReportsNoObservations) {
+  cutune::testing::TempFolder folder{"cutune-report-v7"};
+  const std::string path = folder.file("v7.db");
+  {
+    sql::Database raw(path, sql::Database::Mode::read_write_create);
+    db::migrate_to(raw, 7);
+    raw.exec(R"sql(
+      INSERT INTO devices (id, name, uuid, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, memory_clock_khz,
+                           bus_width_bits, theoretical_bandwidth_gbs, driver_version, nvrtc_version)
+        VALUES (1, 'H100', 'GPU-v7', 9, 0, 132, 1, 1, 1, 1, 1, 13000, '13.0');
+      INSERT INTO templates (id, family, source_hash, source, created_at) VALUES (1, 'scan', 'h', 's', '2026-11-25');
+      INSERT INTO problems (id, family, key, size, dtype, descriptor, match_key)
+        VALUES (1, 'scan', 'n=1024,type=int32', 1024, 'int32', '{"n":1024,"type":"int32"}', 'type=int32');
+      INSERT INTO runs (id, family, device_id, template_id, strategy, seed, budget, command, tool_version, started_at,
+                        finished_at, status)
+        VALUES (1, 'scan', 1, 1, 'brute_force', 1, '', '', 'cutune 0.1.0', '2026-11-25', '2026-11-25', 'finished');
+      INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median,
+                           samples, compile_s, verify_s, benchmark_s, error, launch_json, created_at, elapsed_s)
+        VALUES (1, 1, 1, 1, 'algo=warp', '{"algo":"warp"}', 'ok', 0.5, 10, 0, 0, 0, '', '[]', '2026-11-25', 1),
+               (1, 1, 1, 1, 'algo=blelloch', '{"algo":"blelloch"}', 'ok', 0.7, 10, 0, 0, 0, '', '[]', '2026-11-25', 2);
+    )sql");
+  }
+  sql::Database db(path, sql::Database::Mode::read_only);
+  ASSERT_EQ(db::schema_version(db), 7);
+  const auto data = report::collect(db, {1, "scan", std::nullopt});
+  EXPECT_EQ(data["results"]["count"], 2);
+  for (const db::ObservationField& field : db::kObservationFields)
+    EXPECT_FALSE(data["results"].contains(field.name)) << field.name;
+  EXPECT_EQ(bytes_of(data["results"]["flags"]), (std::vector<unsigned char>{0, 0}));
+  EXPECT_EQ(data["throttled"], 0);
+  EXPECT_EQ(data["remeasured"], 0);
+  EXPECT_TRUE(data["sm_clock_mhz"].is_null());
 }
 
 TEST(Report, ConfigTextThatValuesDoNotRebuildIsKept) {
