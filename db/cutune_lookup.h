@@ -13,6 +13,8 @@
  *   cutune_match* m;
  *   if (cutune_find(db, &q, &m) == CUTUNE_OK) { int64_t block; cutune_match_integer(m, "block", &block); … }
  *   cutune_match_free(m);
+ *   if (cutune_find_lowest_energy(db, &q, 0.05, &m) == CUTUNE_OK) { … cutune_match_energy_j(m) … }  (≤ 5 % slower)
+ *   cutune_match_free(m);
  *   cutune_db_close(db);
  *
  * Strings returned by the accessors live as long as the handle they come from. Every function is
@@ -50,6 +52,12 @@ enum {
   CUTUNE_LEVEL_SAME_COMPUTE_CAPABILITY = 2,
   CUTUNE_LEVEL_FAMILY_DEFAULT = 3,
   CUTUNE_LEVEL_BUILTIN_DEFAULT = 4
+};
+
+/* How a match was chosen, as cutune::lookup::Objective::Kind. */
+enum {
+  CUTUNE_OBJECTIVE_FASTEST = 0,
+  CUTUNE_OBJECTIVE_LOWEST_ENERGY = 1
 };
 
 /* This header's layout of the structs below; cutune_lookup_abi_version() says the library's. */
@@ -146,6 +154,25 @@ CUTUNE_LOOKUP_C_API double cutune_match_time_ms(const cutune_match* match);     
 /* 0 when the result's outputs were never checked against a reference (a kernel spec without one). */
 CUTUNE_LOOKUP_C_API int cutune_match_verified(const cutune_match* match);
 
+/* The config with the least energy per run among those at most within_fraction (0.05: 5 %) slower
+ * than the fastest, on the problem and device of cutune_find's answer (see
+ * cutune::lookup::Objective). Where no energy was measured there, or at the family-default and
+ * built-in levels, the answer is cutune_find's, with cutune_match_objective_note saying why.
+ * CUTUNE_ERROR as cutune_find, and for a within_fraction that is negative or not finite. */
+CUTUNE_LOOKUP_C_API cutune_status cutune_find_lowest_energy(cutune_db* db, const cutune_query* query,
+                                                            double within_fraction, cutune_match** match);
+/* The energy of one run of the match's plan (joules) and the average power meanwhile (watts), the
+ * whole board's; NAN where not measured (databases before schema version 8, tune without --energy). */
+CUTUNE_LOOKUP_C_API double cutune_match_energy_j(const cutune_match* match);
+CUTUNE_LOOKUP_C_API double cutune_match_power_w(const cutune_match* match);
+/* CUTUNE_OBJECTIVE_LOWEST_ENERGY where energies were compared, else CUTUNE_OBJECTIVE_FASTEST. */
+CUTUNE_LOOKUP_C_API int cutune_match_chosen_by(const cutune_match* match);
+/* Where energies were compared: the fastest time among the results compared (the window's
+ * reference); NAN otherwise. */
+CUTUNE_LOOKUP_C_API double cutune_match_fastest_time_ms(const cutune_match* match);
+/* Why a lowest-energy query was answered with the fastest config; "" when answered as asked. */
+CUTUNE_LOOKUP_C_API const char* cutune_match_objective_note(const cutune_match* match);
+
 /* The architecture name of a compute capability, "sm_90" for 9.0, into `arch` (at least 8 bytes).
  * CUTUNE_ERROR for one that no GPU has (0.0, a minor above 9) or a buffer too small. */
 CUTUNE_LOOKUP_C_API cutune_status cutune_arch_of(int cc_major, int cc_minor, char* arch, size_t size);
@@ -154,6 +181,10 @@ CUTUNE_LOOKUP_C_API cutune_status cutune_arch_of(int cc_major, int cc_minor, cha
  * reason in cutune_last_error(), so the caller can compile the template instead. */
 CUTUNE_LOOKUP_C_API cutune_status cutune_find_cubin(cutune_db* db, const cutune_query* query, const char* arch,
                                                     cutune_cubin** cubin);
+/* The same for cutune_find_lowest_energy's config. */
+CUTUNE_LOOKUP_C_API cutune_status cutune_find_cubin_lowest_energy(cutune_db* db, const cutune_query* query,
+                                                                  double within_fraction, const char* arch,
+                                                                  cutune_cubin** cubin);
 CUTUNE_LOOKUP_C_API const void* cutune_cubin_data(const cutune_cubin* cubin, size_t* bytes);
 CUTUNE_LOOKUP_C_API const char* cutune_cubin_arch(const cutune_cubin* cubin);
 CUTUNE_LOOKUP_C_API void cutune_cubin_free(cutune_cubin* cubin);

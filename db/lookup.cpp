@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -14,6 +16,7 @@
 
 #include "builtin_defaults.hpp"
 #include "choice_tables.hpp"
+#include "config_choice.hpp"
 #include "core/error.hpp"
 #include "problem_identity.hpp"
 #include "schema.hpp"
@@ -22,11 +25,15 @@
 namespace cutune::lookup {
 namespace {
 
-constexpr const char* kDetailsSql = R"sql(
+// What a match shows of its result; energy and power where the schema has them (version 8).
+std::string details_sql(int schema_version) {
+  return std::string(R"sql(
   SELECT r.config, r.config_json, r.launch_json, r.time_ms_median, p.key, p.size, d.name, d.uuid, t.source_hash,
-         r.verified
+         r.verified, )sql") +
+         (schema_version >= db::kObservationsSchemaVersion ? "r.energy_j, r.power_w" : "NULL, NULL") + R"sql(
   FROM results r JOIN problems p ON p.id = r.problem_id JOIN devices d ON d.id = r.device_id
   JOIN templates t ON t.id = r.template_id WHERE r.id = ?1)sql";
+}
 
 constexpr const char* kCubinsSql = R"sql(
   SELECT c.arch, c.cubin, c.launch_json, c.nvrtc_version, c.compile_options FROM results r
@@ -130,6 +137,14 @@ const char* to_string(Level level) {
     case Level::same_compute_capability: return "same_compute_capability";
     case Level::family_default: return "family_default";
     case Level::builtin_default: return "builtin_default";
+  }
+  return "unknown";
+}
+
+const char* to_string(Objective::Kind kind) {
+  switch (kind) {
+    case Objective::Kind::fastest: return "fastest";
+    case Objective::Kind::lowest_energy: return "lowest_energy";
   }
   return "unknown";
 }
@@ -240,9 +255,13 @@ struct Database::Impl {
   std::shared_mutex cache_mutex;  // taken after db_mutex where both are held
   BoundedMap<KnownQuery> queries{4096};
   BoundedMap<std::shared_ptr<const Plan>> plans{1024};  // by family, device and match key
+  // Lowest-energy answers by the fastest answer they replace and the window (energy_key).
+  BoundedMap<std::shared_ptr<const Match>> energy_answers{4096};
+  std::string details_query;  // what stored_match reads, as this schema version has it
 
   explicit Impl(const std::string& path) : db(path, sql::Database::Mode::read_only) {
     version = db::schema_version(db);
+    details_query = details_sql(version);
     if (version == 0) throw Error("'" + path + "' is not a cutune database (it has no schema)");
     if (version > db::kSchemaVersion)
       throw Error("database '" + path + "' has schema version " + std::to_string(version) +
@@ -320,8 +339,8 @@ struct Database::Impl {
   }
 
   // The match as if asked at exactly the stored size of result `result_id`.
-  std::shared_ptr<const Match> stored_match(sql::Statement& details, std::int64_t result_id, Level level,
-                                            const std::string& basis, const std::string& match_key) {
+  std::shared_ptr<Match> stored_match(sql::Statement& details, std::int64_t result_id, Level level,
+                                      const std::string& basis, const std::string& match_key) {
     details.bind(1, result_id);
     if (!details.step()) throw Error("the stored result " + std::to_string(result_id) + " a choice names is missing");
     auto m = std::make_shared<Match>();
@@ -340,6 +359,8 @@ struct Database::Impl {
     m->device_uuid = details.column_text(7);
     m->template_hash = details.column_text(8);
     m->verified = details.column_int(9) != 0;
+    m->energy_j = details.column_optional_double(10);
+    m->power_w = details.column_optional_double(11);
     m->result_id = result_id;
     details.reset();
     return m;
@@ -367,7 +388,7 @@ struct Database::Impl {
     plan->family = q.family;
     plan->match_key = match_key;
     db::ChoiceReader choices(db, version, q.family, match_key);
-    auto details = db.prepare(kDetailsSql);
+    auto details = db.prepare(details_query);
     using Rule = db::DeviceSet::Rule;
     const DeviceIdentity& d = q.device;
     struct Source {
@@ -452,7 +473,7 @@ struct Database::Impl {
     if (result_id == 0)
       throw Error("the results of " + plan.family + " at size " + std::to_string(e.size) +
                   " went away while this lookup::Database was open; call clear_cache()");
-    auto details = db.prepare(kDetailsSql);
+    auto details = db.prepare(details_query);
     e.match = stored_match(details, result_id, plan.level, plan.basis, plan.match_key);
     return e.match;
   }
@@ -481,6 +502,85 @@ struct Database::Impl {
     if (entry.size == n) return match;
     auto asked = std::make_shared<Match>(*match);
     asked->size_distance = distance(chosen);
+    return asked;
+  }
+
+  // ---- the lowest energy near the fastest (Objective::lowest_energy) ----------------------------
+
+  // The cache key of a lowest-energy answer: the fastest answer it replaces (its result, and the
+  // level and basis it was found at, which the answer keeps) and the window, bit for bit.
+  static std::string energy_key(const Match& fastest, double within_fraction) {
+    std::string key = std::to_string(fastest.result_id);
+    key.append("\x1f").append(std::to_string(static_cast<int>(fastest.level))).append("\x1f").append(fastest.basis);
+    std::uint64_t bits = 0;
+    static_assert(sizeof bits == sizeof within_fraction);
+    std::memcpy(&bits, &within_fraction, sizeof bits);
+    return key.append("\x1f").append(std::to_string(bits));
+  }
+
+  // The fastest answer, kept, with why it answers a lowest-energy query.
+  static std::shared_ptr<const Match> fastest_because(const Match& fastest, std::string note) {
+    auto m = std::make_shared<Match>(fastest);
+    m->objective_note = std::move(note);
+    return m;
+  }
+
+  // The lowest-energy answer that replaces `fastest`, read from the database (config_choice.hpp:
+  // lowest_energy, on the pair of problem and device that measured the fastest answer).
+  std::shared_ptr<const Match> read_lowest_energy(const Match& fastest, double within_fraction) {
+    if (fastest.level == Level::builtin_default)
+      return fastest_because(fastest, "the built-in default was never measured, so it has no energy to compare");
+    if (fastest.level == Level::family_default)
+      return fastest_because(fastest, "a family default is chosen over every stored device, not for this one: no energy "
+                                      "compared; answered with the family default");
+    if (version < db::kObservationsSchemaVersion)
+      return fastest_because(fastest, "the database has schema version " + std::to_string(version) +
+                                          ", from before energy was stored (" +
+                                          std::to_string(db::kObservationsSchemaVersion) + "): answered with the fastest config");
+    std::lock_guard lock(db_mutex);
+    sql::Transaction snapshot(db, sql::Transaction::Kind::read);
+    auto pair = db.prepare("SELECT problem_id, device_id FROM results WHERE id = ?1");
+    pair.bind(1, fastest.result_id);
+    if (!pair.step())
+      throw Error("the stored result " + std::to_string(fastest.result_id) + " went away while this lookup::Database was "
+                  "open; call clear_cache()");
+    const auto choice = db::lowest_energy_choice(db, pair.column_int(0), pair.column_int(1), within_fraction);
+    if (!choice || choice->result_id == 0)
+      return fastest_because(fastest, "no result of " + fastest.matched_problem + " on " + fastest.device_uuid + " within " +
+                                          percent_text(within_fraction) +
+                                          " of the fastest has a measured energy (tune --energy measures it): "
+                                          "answered with the fastest config");
+    auto details = db.prepare(details_query);
+    auto m = stored_match(details, choice->result_id, fastest.level, fastest.basis, fastest.match_key);
+    m->size_distance = fastest.size_distance;
+    m->chosen_by = Objective::Kind::lowest_energy;
+    m->fastest_time_ms = choice->fastest_ms;
+    return m;
+  }
+
+  // "5 %", "0.5 %", "12.5 %".
+  static std::string percent_text(double fraction) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g %%", fraction * 100);
+    return text;
+  }
+
+  std::shared_ptr<const Match> lowest_energy(const std::shared_ptr<const Match>& fastest, double within_fraction) {
+    const std::string key = energy_key(*fastest, within_fraction);
+    std::shared_ptr<const Match> answer;
+    {
+      std::shared_lock lock(cache_mutex);
+      if (const auto* cached = energy_answers.find(key)) answer = *cached;
+    }
+    if (!answer) {
+      answer = read_lowest_energy(*fastest, within_fraction);
+      std::unique_lock lock(cache_mutex);
+      answer = energy_answers.insert(key, std::move(answer));
+    }
+    // Kept as first asked: another size asked nearest to the same stored one has its own distance.
+    if (answer->size_distance == fastest->size_distance) return answer;
+    auto asked = std::make_shared<Match>(*answer);
+    asked->size_distance = fastest->size_distance;
     return asked;
   }
 
@@ -577,8 +677,25 @@ std::shared_ptr<const Match> Database::find(const Query& query) {
   }
 }
 
-Cubin Database::cubin(const Query& query, const std::string& arch) {
-  const auto match = find(query);
+std::shared_ptr<const Match> Database::find(const Query& query, const Objective& objective) {
+  if (objective.kind == Objective::Kind::fastest) return find(query);
+  if (objective.kind != Objective::Kind::lowest_energy)
+    throw Error("unknown lookup objective " + std::to_string(static_cast<int>(objective.kind)));
+  if (!db::valid_within_fraction(objective.within_fraction))
+    throw Error("a lowest-energy lookup needs a window (within_fraction) of at least 0, e.g. 0.05 for 5 % (got " +
+                std::to_string(objective.within_fraction) + ")");
+  const auto fastest = find(query);
+  try {
+    return impl_->lowest_energy(fastest, objective.within_fraction);
+  } catch (const sql::DbError& e) {
+    throw Error(std::string("lowest-energy lookup of ") + query.family + " failed: " + e.what());
+  }
+}
+
+Cubin Database::cubin(const Query& query, const std::string& arch) { return cubin(query, arch, Objective::fastest()); }
+
+Cubin Database::cubin(const Query& query, const std::string& arch, const Objective& objective) {
+  const auto match = find(query, objective);
   try {
     return impl_->cubin_of(*match, arch);
   } catch (const sql::DbError& e) {
@@ -592,6 +709,7 @@ void Database::clear_cache() {
   std::unique_lock cache_lock(impl_->cache_mutex);
   impl_->queries.clear();
   impl_->plans.clear();
+  impl_->energy_answers.clear();
 }
 
 }  // namespace cutune::lookup

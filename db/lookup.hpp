@@ -13,6 +13,7 @@
 //   auto sum = results.find({"reduce", {uuid, name, 9, 0}, {n, "float32", {{"op", "sum"}}}});
 //   match->integer("block"), match->steps (memsets and launches), match->level, match->size_distance
 //   auto cubin = results.cubin(scan, cutune::lookup::arch_of(9, 0));  // empty + reason when none fits
+//   auto frugal = results.find(scan, cutune::lookup::Objective::lowest_energy(0.05));  // ≤ 5 % slower
 //
 // The README ("Applications: cutune::lookup") has a complete program in C++ and one in C; CI
 // compiles both against this library.
@@ -74,6 +75,24 @@ struct Query {
   ProblemDescriptor problem;
 };
 
+// What find() answers with. fastest: the config the fallback levels choose (the default).
+// lowest_energy: the same level and problem are found as for the fastest; then, of the results that
+// device measured on that problem, those at most within_fraction slower than the fastest of them
+// (0.05: 5 %) compete, and the one with the least energy per run wins (ties: the faster, then the
+// smaller config text). Where none of them has a measured energy (results stored before schema
+// version 8, imported ones, runs without tune --energy), and at the family-default and built-in
+// levels, which are not chosen per device, the answer is the fastest's, and Match::objective_note
+// says why.
+struct Objective {
+  enum class Kind : int { fastest = 0, lowest_energy = 1 };
+  Kind kind = Kind::fastest;
+  double within_fraction = 0;  // lowest_energy: a finite fraction of at least 0
+
+  static Objective fastest() { return {}; }
+  static Objective lowest_energy(double within_fraction) { return {Kind::lowest_energy, within_fraction}; }
+};
+CUTUNE_LOOKUP_API const char* to_string(Objective::Kind kind);  // "fastest", "lowest_energy"
+
 struct Parameter {
   std::string name;
   std::string value;                    // as stored: a number, or a label such as "lookback"
@@ -127,6 +146,19 @@ struct CUTUNE_LOOKUP_API Match {
   // False when the result was never checked against a reference (a kernel spec without one):
   // its config ran and was timed, but its outputs may be wrong.
   bool verified = true;
+  // What the result behind the launches observed besides its time, where it was measured (schema
+  // version 8, tune --energy): the energy of one run of its plan and the average power meanwhile,
+  // the whole board's (NVML). nullopt where unknown.
+  std::optional<double> energy_j, power_w;
+  // How the config was chosen: lowest_energy only where energies were compared (the fastest config
+  // may win that too); fastest otherwise, lowest-energy queries answered with the fastest included.
+  Objective::Kind chosen_by = Objective::Kind::fastest;
+  // For a lowest-energy query that compared energies: the fastest time among the results it
+  // compared, the window's reference (time_ms is at most (1 + within_fraction) times this).
+  std::optional<double> fastest_time_ms;
+  // Why a lowest-energy query was answered with the fastest config, in a line; empty when it was
+  // answered as asked, and for fastest queries.
+  std::string objective_note;
 
   const Parameter* parameter(const std::string& name) const;  // nullptr when absent
   std::int64_t integer(const std::string& name) const;        // throws Error when absent or not an integer
@@ -174,10 +206,16 @@ class CUTUNE_LOOKUP_API Database {
   // value it does not take, a field without default left out, an element type nothing says; see
   // ProblemDescriptor::dtype) or a family with neither stored results nor a built-in default.
   std::shared_ptr<const Match> find(const Query& query);
+  // The answer for `objective` (see Objective). A lowest-energy answer is read from the database
+  // the first time it is asked for a (fastest answer, window) and kept like the fastest one.
+  // Throws Error as find(query) does, and for a window that is not a finite fraction of at least 0.
+  std::shared_ptr<const Match> find(const Query& query, const Objective& objective);
 
   // The stored cubin of find(query)'s config for `arch` ("sm_90"): the exact architecture, else
   // the newest earlier minor of the same major. Never throws for a missing cubin; see Cubin::reason.
   Cubin cubin(const Query& query, const std::string& arch);
+  // The same for find(query, objective)'s config.
+  Cubin cubin(const Query& query, const std::string& arch, const Objective& objective);
 
   // Forgets every answer and stored problem schema: the next lookups read the database again.
   void clear_cache();

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <limits>
 #include <new>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -102,6 +103,22 @@ cutune_launch c_launch(const cutune::lookup::Launch& l) {
   return launch;
 }
 
+double value_or_nan(const std::optional<double>& value) {
+  return value ? *value : std::numeric_limits<double>::quiet_NaN();
+}
+
+cutune_status find_cubin(const char* function, cutune_db* db, const cutune_query* query, const char* arch,
+                         const cutune::lookup::Objective& objective, cutune_cubin** cubin) {
+  return guarded([&] {
+    if (!db || !query || !arch || !cubin) return fail(CUTUNE_ERROR, std::string(function) + ": arguments must not be NULL");
+    *cubin = nullptr;
+    auto found = db->database.cubin(query_of(*query), arch, objective);
+    if (!found) return fail(CUTUNE_NOT_FOUND, found.reason);
+    *cubin = new cutune_cubin{std::move(found)};
+    return CUTUNE_OK;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -124,6 +141,17 @@ cutune_status cutune_find(cutune_db* db, const cutune_query* query, cutune_match
   return guarded([&] {
     if (!db || !query || !match) return fail(CUTUNE_ERROR, "cutune_find: db, query and match must not be NULL");
     *match = new cutune_match{db->database.find(query_of(*query))};
+    return CUTUNE_OK;
+  });
+}
+
+cutune_status cutune_find_lowest_energy(cutune_db* db, const cutune_query* query, double within_fraction,
+                                        cutune_match** match) {
+  return guarded([&] {
+    if (!db || !query || !match)
+      return fail(CUTUNE_ERROR, "cutune_find_lowest_energy: db, query and match must not be NULL");
+    *match = new cutune_match{
+        db->database.find(query_of(*query), cutune::lookup::Objective::lowest_energy(within_fraction))};
     return CUTUNE_OK;
   });
 }
@@ -194,9 +222,12 @@ const char* cutune_match_match_key(const cutune_match* m) { return m->match->mat
 int cutune_match_verified(const cutune_match* m) { return m->match->verified ? 1 : 0; }
 double cutune_match_size_distance(const cutune_match* m) { return m->match->size_distance; }
 
-double cutune_match_time_ms(const cutune_match* m) {
-  return m->match->time_ms ? *m->match->time_ms : std::numeric_limits<double>::quiet_NaN();
-}
+double cutune_match_time_ms(const cutune_match* m) { return value_or_nan(m->match->time_ms); }
+double cutune_match_energy_j(const cutune_match* m) { return value_or_nan(m->match->energy_j); }
+double cutune_match_power_w(const cutune_match* m) { return value_or_nan(m->match->power_w); }
+int cutune_match_chosen_by(const cutune_match* m) { return static_cast<int>(m->match->chosen_by); }
+double cutune_match_fastest_time_ms(const cutune_match* m) { return value_or_nan(m->match->fastest_time_ms); }
+const char* cutune_match_objective_note(const cutune_match* m) { return m->match->objective_note.c_str(); }
 
 cutune_status cutune_arch_of(int cc_major, int cc_minor, char* arch, size_t size) {
   return guarded([&] {
@@ -210,14 +241,13 @@ cutune_status cutune_arch_of(int cc_major, int cc_minor, char* arch, size_t size
 }
 
 cutune_status cutune_find_cubin(cutune_db* db, const cutune_query* query, const char* arch, cutune_cubin** cubin) {
-  return guarded([&] {
-    if (!db || !query || !arch || !cubin) return fail(CUTUNE_ERROR, "cutune_find_cubin: arguments must not be NULL");
-    *cubin = nullptr;
-    auto found = db->database.cubin(query_of(*query), arch);
-    if (!found) return fail(CUTUNE_NOT_FOUND, found.reason);
-    *cubin = new cutune_cubin{std::move(found)};
-    return CUTUNE_OK;
-  });
+  return find_cubin("cutune_find_cubin", db, query, arch, cutune::lookup::Objective::fastest(), cubin);
+}
+
+cutune_status cutune_find_cubin_lowest_energy(cutune_db* db, const cutune_query* query, double within_fraction,
+                                              const char* arch, cutune_cubin** cubin) {
+  return find_cubin("cutune_find_cubin_lowest_energy", db, query, arch,
+                    cutune::lookup::Objective::lowest_energy(within_fraction), cubin);
 }
 
 const void* cutune_cubin_data(const cutune_cubin* c, size_t* bytes) {

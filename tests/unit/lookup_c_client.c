@@ -28,3 +28,31 @@ int c_client_describe(const char* path, const char* uuid, int64_t n, char* out, 
   cutune_db_close(db);
   return status;
 }
+
+/* Describes the lowest-energy scan config within `within_fraction` of the fastest for (uuid, n,
+ * int32) in `out`, and the fastest's energy; returns the status of the first failing call. */
+int c_client_lowest_energy(const char* path, const char* uuid, int64_t n, double within_fraction, char* out,
+                           size_t out_size) {
+  cutune_db* db = NULL;
+  cutune_match* fastest = NULL;
+  cutune_match* frugal = NULL;
+  cutune_query query = CUTUNE_QUERY_INIT;
+  cutune_status status;
+  query.family = "scan";
+  query.device_uuid = uuid;
+  query.size = n;
+  query.dtype = "int32";
+  status = cutune_db_open(path, &db);
+  if (status != CUTUNE_OK) return status;
+  status = cutune_find(db, &query, &fastest);
+  if (status == CUTUNE_OK) status = cutune_find_lowest_energy(db, &query, within_fraction, &frugal);
+  if (status == CUTUNE_OK)
+    snprintf(out, out_size, "fastest=%s %.3g J; chosen_by=%d config=%s %.3g J %.3g W %.3g ms of %.3g ms note=%s",
+             cutune_match_config(fastest), cutune_match_energy_j(fastest), cutune_match_chosen_by(frugal),
+             cutune_match_config(frugal), cutune_match_energy_j(frugal), cutune_match_power_w(frugal),
+             cutune_match_time_ms(frugal), cutune_match_fastest_time_ms(frugal), cutune_match_objective_note(frugal));
+  cutune_match_free(frugal);
+  cutune_match_free(fastest);
+  cutune_db_close(db);
+  return status;
+}

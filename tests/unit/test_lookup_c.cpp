@@ -207,3 +207,87 @@ TEST(LookupC, ArchOfRefusesComputeCapabilitiesNoGpuHas) {
   EXPECT_EQ(cutune_arch_of(9, 0, nullptr, 16), CUTUNE_ERROR);
   EXPECT_STREQ(arch, "sm_120");
 }
+
+// ---- the lowest-energy objective (issue 20) --------------------------------------------------------
+
+extern "C" int c_client_lowest_energy(const char* path, const char* uuid, int64_t n, double within_fraction, char* out,
+                                      size_t out_size);
+
+namespace {
+
+// At n = 4096 the fastest (0.010 ms, 2 J) and one 4 % slower at 1.5 J with a cubin; at n = 65536
+// nothing has an energy.
+struct Energies {
+  TempFolder folder;
+  std::string path = folder.file("energy.db");
+  Energies() {
+    cutune::db::Store store(path);
+    ResultsBuilder b(store);
+    const auto gpu = b.device("GPU-c", "C GPU", 9, 0);
+    b.with_energy(gpu, "scan", 4096, "int32", "algo=lookback,block=256,ept=8,vec=4,pad=1", 0.010, 2.0, 600);
+    const auto frugal = b.with_energy(gpu, "scan", 4096, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.0104, 1.5, 450);
+    b.result(gpu, "scan", 65536, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.1);
+    store.put_cubin({0, "sm_90", frugal.template_id, frugal.problem_id, frugal.config, {0x7f, 'E', 'L', 'F', 15}, "[]", "[]",
+                     "13.0", ""});
+  }
+};
+
+}  // namespace
+
+TEST(LookupC, LowestEnergyFromACProgram) {
+  Energies fixture;
+  char text[512] = {0};
+  ASSERT_EQ(c_client_lowest_energy(fixture.path.c_str(), "GPU-c", 4096, 0.05, text, sizeof text), CUTUNE_OK)
+      << cutune_last_error();
+  EXPECT_STREQ(text,
+               "fastest=algo=lookback,block=256,ept=8,vec=4,pad=1 2 J; chosen_by=1 config=algo=warp,block=128,ept=4,vec=4,"
+               "pad=0 1.5 J 450 W 0.0104 ms of 0.01 ms note=");
+  ASSERT_EQ(c_client_lowest_energy(fixture.path.c_str(), "GPU-c", 4096, 0.01, text, sizeof text), CUTUNE_OK);
+  EXPECT_NE(std::string(text).find("chosen_by=1 config=algo=lookback"), std::string::npos) << text;
+  ASSERT_EQ(c_client_lowest_energy(fixture.path.c_str(), "GPU-c", 65536, 0.05, text, sizeof text), CUTUNE_OK);
+  EXPECT_NE(std::string(text).find("fastest=algo=warp,block=128,ept=4,vec=4,pad=0 nan J; chosen_by=0"), std::string::npos)
+      << text;
+  EXPECT_NE(std::string(text).find("note=no result of n=65536,type=int32 on GPU-c"), std::string::npos) << text;
+}
+
+TEST(LookupC, LowestEnergyAccessorsCubinAndBadWindows) {
+  Energies fixture;
+  Handles h;
+  ASSERT_EQ(cutune_db_open(fixture.path.c_str(), &h.db), CUTUNE_OK) << cutune_last_error();
+  cutune_query q = CUTUNE_QUERY_INIT;
+  q.family = "scan";
+  q.device_uuid = "GPU-c";
+  q.size = 4096;
+  q.dtype = "int32";
+  ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
+  EXPECT_EQ(cutune_match_chosen_by(h.match), CUTUNE_OBJECTIVE_FASTEST);
+  EXPECT_DOUBLE_EQ(cutune_match_energy_j(h.match), 2.0);
+  EXPECT_DOUBLE_EQ(cutune_match_power_w(h.match), 600);
+  EXPECT_TRUE(std::isnan(cutune_match_fastest_time_ms(h.match)));
+  EXPECT_STREQ(cutune_match_objective_note(h.match), "");
+  cutune_match_free(h.match);
+  h.match = nullptr;
+  ASSERT_EQ(cutune_find_lowest_energy(h.db, &q, 0.05, &h.match), CUTUNE_OK) << cutune_last_error();
+  EXPECT_EQ(cutune_match_chosen_by(h.match), CUTUNE_OBJECTIVE_LOWEST_ENERGY);
+  EXPECT_STREQ(cutune_match_config(h.match), "algo=warp,block=128,ept=4,vec=4,pad=0");
+  EXPECT_DOUBLE_EQ(cutune_match_fastest_time_ms(h.match), 0.010);
+  EXPECT_EQ(cutune_match_level(h.match), CUTUNE_LEVEL_EXACT_DEVICE);
+
+  ASSERT_EQ(cutune_find_cubin_lowest_energy(h.db, &q, 0.05, "sm_90", &h.cubin), CUTUNE_OK) << cutune_last_error();
+  size_t bytes = 0;
+  const auto* data = static_cast<const unsigned char*>(cutune_cubin_data(h.cubin, &bytes));
+  ASSERT_EQ(bytes, 5u);
+  EXPECT_EQ(data[4], 15);
+  cutune_cubin* none = nullptr;
+  EXPECT_EQ(cutune_find_cubin(h.db, &q, "sm_90", &none), CUTUNE_NOT_FOUND) << "the fastest has no stored cubin";
+  EXPECT_EQ(none, nullptr);
+
+  cutune_match* refused = nullptr;
+  for (double bad : {-0.05, static_cast<double>(NAN), static_cast<double>(INFINITY)}) {
+    EXPECT_EQ(cutune_find_lowest_energy(h.db, &q, bad, &refused), CUTUNE_ERROR) << bad;
+    EXPECT_EQ(refused, nullptr);
+    EXPECT_NE(std::string(cutune_last_error()).find("window"), std::string::npos) << cutune_last_error();
+  }
+  EXPECT_EQ(cutune_find_lowest_energy(nullptr, &q, 0.05, &refused), CUTUNE_ERROR);
+  EXPECT_EQ(cutune_find_cubin_lowest_energy(h.db, &q, -1, "sm_90", &none), CUTUNE_ERROR);
+}
