@@ -81,8 +81,9 @@ void check_nvrtc_supports(const std::string& arch) {
 
 // Bumped whenever what is compiled for a request, or how an entry is stored, changes other than
 // through the request itself (compile()'s fixed options, the entry's files): old entries are then
-// never found, and age out of the cache.
-constexpr int kCacheFormat = 2;
+// never found, and age out of the cache. 3: ptxas reports each function's resources (-v), so
+// that a cached entry's log has its spills (ptxas_report.hpp).
+constexpr int kCacheFormat = 3;
 
 std::string compile_key(const CompileRequest& r) {
   Fnv1a hash;
@@ -97,6 +98,8 @@ Compiled compile(const CompileRequest& r) {
   result.options = r.options;
   result.options.push_back("--gpu-architecture=" + r.arch);
   result.options.push_back("-std=c++17");
+  // ptxas' resource report (registers, stack, spills) in the log; it changes nothing in the cubin.
+  result.options.push_back("--ptxas-options=-v");
   const auto started = std::chrono::steady_clock::now();
 
   nvrtcProgram raw = nullptr;

@@ -65,6 +65,7 @@ Device::Device(int ordinal, Context context) : ordinal_(ordinal) {
   limits_.sm_count = f.sm_count;
   limits_.l2_bytes = f.l2_bytes;
   limits_.max_threads_per_block = attribute(handle_, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  limits_.max_threads_per_sm = attribute(handle_, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
   limits_.max_shared_per_block = attribute(handle_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
   limits_.max_shared_per_block_optin = attribute(handle_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
 }

@@ -2,11 +2,14 @@
 
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "observers.hpp"
 #include "output_check.hpp"
+#include "ptxas_report.hpp"
 #include "verify.hpp"
 
 namespace cutune {
@@ -26,6 +29,28 @@ struct LaunchFailure : Error {
 };
 
 constexpr unsigned char kPoisonByte = 0xA5;  // outputs and scratch before a verified run
+
+// Folds one launch of the plan into the result's resources: the most registers, local memory and
+// shared memory of any kernel, spills summed over the distinct kernels, and the least occupied
+// launch (its resident warps over the SM's maximum).
+void add_launch_resources(db::Observations& o, const nlohmann::json& step, unsigned threads, int max_threads_per_sm,
+                          const PtxasFunction* reported, std::set<std::string>& counted_kernels) {
+  const auto most = [](std::optional<std::int64_t>& field, std::int64_t value) { field = std::max(field.value_or(value), value); };
+  most(o.registers, step.at("registers").get<std::int64_t>());
+  most(o.local_bytes, step.at("local_bytes").get<std::int64_t>());
+  most(o.static_shared_bytes, step.at("static_shared_bytes").get<std::int64_t>());
+  most(o.dynamic_shared_bytes, step.at("dynamic_shared_bytes").get<std::int64_t>());
+  if (reported && counted_kernels.insert(step.at("kernel").get<std::string>()).second) {
+    o.spill_store_bytes = o.spill_store_bytes.value_or(0) + reported->spill_store_bytes;
+    o.spill_load_bytes = o.spill_load_bytes.value_or(0) + reported->spill_load_bytes;
+  }
+  const std::int64_t blocks = step.at("blocks_per_sm").get<std::int64_t>();
+  const double occupancy = static_cast<double>(blocks * ((threads + 31) / 32)) / std::max(1, max_threads_per_sm / 32);
+  if (!o.occupancy || occupancy < *o.occupancy) {
+    o.occupancy = occupancy;
+    o.blocks_per_sm = blocks;
+  }
+}
 
 }  // namespace
 
@@ -115,7 +140,7 @@ void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan, const std::
 }  // namespace
 
 GpuEvaluator::GpuEvaluator(Device& device, const Family& family, MeasureOptions options)
-    : device_(device), family_(family), options_(options) {}
+    : device_(device), family_(family), options_(options), gpu_(nvml::Gpu::find(device.fingerprint().uuid)) {}
 
 GpuEvaluator::~GpuEvaluator() = default;
 
@@ -233,8 +258,12 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
   } keep_loaded_when_unusable{module, usable_};
   std::map<std::string, CUfunction> functions;
   nlohmann::json steps = nlohmann::json::array();  // the plan as results store it (stored_step)
+  const PtxasReport ptxas = parse_ptxas_report(compiled.log);
+  db::Observations& observed = outcome.observations;
+  observed.compile_warnings = ptxas.warnings;
   try {
     module = std::make_unique<Module>(compiled.cubin);
+    std::set<std::string> counted_kernels;  // spills count once per kernel, however often it runs
     for (const auto& step : plan) {
       const auto* launch = std::get_if<KernelLaunch>(&step);
       if (!launch) {
@@ -262,13 +291,25 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
           throw LaunchFailure(launch->kernel + " needs " + std::to_string(launch->dynamic_shared_bytes + static_shared) +
                               " bytes of shared memory per block: " + cuda::describe(r));
       }
-      steps.push_back({{"kernel", launch->kernel},
-                          {"grid", {launch->grid.x, launch->grid.y, launch->grid.z}},
-                          {"block", {launch->block.x, launch->block.y, launch->block.z}},
-                          {"dynamic_shared_bytes", launch->dynamic_shared_bytes},
-                          {"static_shared_bytes", static_shared},
-                          {"registers", attribute(CU_FUNC_ATTRIBUTE_NUM_REGS)},
-                          {"local_bytes", attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)}});
+      int blocks_per_sm = 0;
+      CUTUNE_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &blocks_per_sm, f, static_cast<int>(threads),
+                static_cast<std::size_t>(launch->dynamic_shared_bytes));
+      nlohmann::json stored{{"kernel", launch->kernel},
+                            {"grid", {launch->grid.x, launch->grid.y, launch->grid.z}},
+                            {"block", {launch->block.x, launch->block.y, launch->block.z}},
+                            {"dynamic_shared_bytes", launch->dynamic_shared_bytes},
+                            {"static_shared_bytes", static_shared},
+                            {"registers", attribute(CU_FUNC_ATTRIBUTE_NUM_REGS)},
+                            {"local_bytes", attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)},
+                            {"blocks_per_sm", blocks_per_sm}};
+      const auto reported = ptxas.functions.find(launch->kernel);
+      if (reported != ptxas.functions.end()) {
+        stored["spill_store_bytes"] = reported->second.spill_store_bytes;
+        stored["spill_load_bytes"] = reported->second.spill_load_bytes;
+      }
+      add_launch_resources(observed, stored, threads, device_.limits().max_threads_per_sm,
+                           reported != ptxas.functions.end() ? &reported->second : nullptr, counted_kernels);
+      steps.push_back(std::move(stored));
     }
     for (const auto& spec : family_.scratch(s.problem, view)) {
       auto& b = s.buffers[spec.name];
@@ -340,20 +381,35 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
     }
     s.wait(options_.timeout_seconds);
     std::vector<double> samples;
-    while (!enough_samples(samples, options_)) {
-      s.restore_initialised_outputs();
-      if (options_.flush_l2)
-        CUTUNE_CU(cuMemsetD32Async, s.flush.get(), static_cast<unsigned>(samples.size()), s.flush.bytes() / 4, s.stream.get());
-      s.start.record(s.stream.get());
-      run_plan(s, plan, functions);
-      s.stop.record(s.stream.get());
-      s.wait(options_.timeout_seconds);
-      samples.push_back(s.stop.elapsed_ms_since(s.start));
-      if (clearly_behind(samples, best_ms, options_)) {
-        outcome.cut_short = true;
-        break;
+    ClockWatch clocks(gpu_ ? &*gpu_ : nullptr);
+    const auto take_samples = [&] {
+      while (!enough_samples(samples, options_)) {
+        s.restore_initialised_outputs();
+        if (options_.flush_l2)
+          CUTUNE_CU(cuMemsetD32Async, s.flush.get(), static_cast<unsigned>(samples.size()), s.flush.bytes() / 4, s.stream.get());
+        s.start.record(s.stream.get());
+        run_plan(s, plan, functions);
+        s.stop.record(s.stream.get());
+        s.wait(options_.timeout_seconds);
+        samples.push_back(s.stop.elapsed_ms_since(s.start));
+        clocks.after_sample();
+        if (clearly_behind(samples, best_ms, options_)) {
+          outcome.cut_short = true;
+          break;
+        }
       }
+    };
+    take_samples();
+    // Samples taken while the GPU slowed itself down for power or heat say little of the config:
+    // most of them throttled, they are taken once more, and the result counts what the second
+    // set saw (a GPU that throttles throughout shows it there).
+    if (clocks.mostly_throttled() && !outcome.cut_short) {
+      samples.clear();
+      clocks.restart();
+      observed.remeasured = true;
+      take_samples();
     }
+    clocks.fill(observed);
     outcome.benchmark_seconds = seconds_since(bench_started);
 
     // ---- the last timed run must still be right (races show up here) -------------------------
@@ -362,6 +418,20 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
     outcome.verify_seconds += seconds_since(reverify_started);
     if (!still_ok) return outcome;
     outcome.measurement = summarize(std::move(samples));
+
+    // ---- energy: the plan back to back, after everything that checks its outputs --------------
+    if (options_.energy_seconds > 0 && gpu_ && !outcome.cut_short) {
+      const auto energy_started = Clock::now();
+      EnergyRuns runs{s.stream.get(), [&] { run_plan(s, plan, functions); }, outcome.measurement->median_ms,
+                      options_.energy_seconds, [&] { s.wait(options_.timeout_seconds); }};
+      if (const auto window = measure_energy(*gpu_, runs)) {
+        observed.energy_j = window->energy_j;
+        observed.power_w = window->power_w;
+        observed.energy_method = window->method;
+        observed.energy_runs = window->runs;
+      }
+      outcome.benchmark_seconds += seconds_since(energy_started);
+    }
   } catch (const LaunchFailure& e) {
     outcome.status = Status::launch_error;
     outcome.error = e.what();

@@ -18,6 +18,8 @@
 #include "device.hpp"
 #include "family.hpp"
 #include "measure.hpp"
+#include "nvml.hpp"
+#include "observations.hpp"
 
 namespace cutune {
 class OutputChecker;
@@ -39,6 +41,8 @@ struct Outcome {
   // median is of a few samples, never a full measurement.
   bool cut_short = false;
   std::string launch_json;  // the plan in order: per kernel grid, block, shared memory, registers, spills; memsets (stored_step)
+  // Resources and compile warnings once it loaded; clocks and energy once it was measured.
+  db::Observations observations;
 };
 
 // A problem's host side: its inputs and, where the family's reference runs on the CPU, the
@@ -89,6 +93,7 @@ class GpuEvaluator {
   MeasureOptions options_;
   std::unique_ptr<State> state_;
   OutputChecker* checker_ = nullptr;  // the process's GPU comparison kernels, once a family has rules
+  std::optional<nvml::Gpu> gpu_;      // this device through NVML: clocks and energy; none without NVML
   bool usable_ = true;
 };
 

@@ -20,6 +20,9 @@ struct MeasureOptions {
   // best median so far stops sampling: it loses whatever more samples would say. 0 disables.
   double cut_ratio = 2.0;
   int cut_after_samples = 3;
+  // Above 0: after its samples, each config's plan runs back to back for an energy window this
+  // long (observers.hpp); 0, the default, leaves energy unmeasured (a window costs ~0.3 s a config).
+  double energy_seconds = 0;
 };
 
 struct Measurement {

@@ -20,6 +20,7 @@
 #include "core/progress.hpp"
 #include "compile_pool.hpp"
 #include "evaluate.hpp"
+#include "nvml.hpp"
 #include "scheduler.hpp"
 #include "search_loop.hpp"
 #include "worker.hpp"
@@ -233,6 +234,12 @@ SessionResult Session::run() {
     lanes.push_back(workers.back().get());
   }
   result.gpus = static_cast<int>(lanes.size());
+  // Energy asked for where NVML cannot give it: said once, and the results store it as unknown.
+  if (options_.measure.energy_seconds > 0)
+    for (const Device* d : devices_)
+      if (std::string why; !nvml::Gpu::find(d->fingerprint().uuid, &why))
+        std::cerr << fmt::format("warning: --energy on GPU {} ({}): {}; its energy stays unknown\n", d->ordinal(),
+                                 d->fingerprint().name, why);
 
   // ---- device, template, run ---------------------------------------------------------------------
   // Results of every GPU of the run go under the first: GPUs of one model share the run's work.
@@ -387,6 +394,7 @@ SessionResult Session::run() {
       row.launch_json = outcome.launch_json.empty() ? "[]" : outcome.launch_json;
       row.verified = outcome.verified;
       row.cut_short = outcome.cut_short;
+      row.observations = outcome.observations;
       const Device& measured_on = *devices_[finished.lane];
       if (measured_on.fingerprint().uuid != device_.fingerprint().uuid) row.measured_on = measured_on.fingerprint().uuid;
       Observation observation{finished.config, std::nullopt,

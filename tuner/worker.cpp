@@ -85,6 +85,7 @@ nlohmann::json to_json(const Outcome& o) {
                    {"launch_json", o.launch_json}, {"verified", o.verified}, {"cut_short", o.cut_short}};
   if (o.error_index) j["error_index"] = *o.error_index;
   if (o.measurement) j["samples_ms"] = o.measurement->samples_ms;
+  j["observations"] = db::to_json(o.observations);
   return j;
 }
 
@@ -102,6 +103,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.cut_short = j.value("cut_short", false);
   if (j.contains("error_index")) o.error_index = j["error_index"].get<std::int64_t>();
   if (j.contains("samples_ms")) o.measurement = summarize(j["samples_ms"].get<std::vector<double>>());
+  if (j.contains("observations")) o.observations = db::observations_from_json(j["observations"]);
   return o;
 }
 
@@ -298,6 +300,7 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
         request({{"op", "evaluate"},
                  {"config", space.key(config)},
                  {"best_ms", best_ms ? nlohmann::json(*best_ms) : nlohmann::json()},
+                 {"log", compiled.log},  // ptxas' resource report (spills) and the compile's warnings
                  {"cubin", nlohmann::json::binary(std::vector<std::uint8_t>(compiled.cubin.begin(), compiled.cubin.end()))}},
                 backstop);
     Outcome outcome = outcome_from_json(reply);
@@ -412,6 +415,7 @@ int serve_worker(int device_ordinal) {
         Compiled compiled;
         compiled.ok = true;
         compiled.cubin.assign(bytes.begin(), bytes.end());
+        compiled.log = message->value("log", std::string());
         const auto& best = message->value("best_ms", nlohmann::json());
         const Outcome outcome = evaluator->evaluate(*space, space->parse(message->at("config").get<std::string>()), compiled,
                                                     best.is_number() ? std::optional<double>(best.get<double>()) : std::nullopt);

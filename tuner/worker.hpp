@@ -98,7 +98,7 @@ std::optional<nlohmann::json> read_frame(int fd);
 // again on arrival, and its status by name (core/status.hpp).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasureOptions, warmup_runs, min_samples, max_samples, max_sample_seconds,
                                                 target_relative_error, flush_l2, timeout_seconds, cut_ratio,
-                                                cut_after_samples)
+                                                cut_after_samples, energy_seconds)
 nlohmann::json to_json(const Outcome& outcome);
 Outcome outcome_from_json(const nlohmann::json& message);
 

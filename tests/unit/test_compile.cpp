@@ -5,7 +5,10 @@
 
 #include "compile.hpp"
 #include "compile_pool.hpp"
+#include "family.hpp"
+#include "core/limits.hpp"
 #include "output_check.hpp"
+#include "ptxas_report.hpp"
 #include "temp_folder.hpp"
 
 using namespace cutune;
@@ -30,6 +33,67 @@ TEST(Compile, FailureIsAValueWithTheLog) {
   EXPECT_FALSE(c.ok);
   EXPECT_TRUE(c.cubin.empty());
   EXPECT_NE(c.log.find("undeclared_name"), std::string::npos) << c.log;
+}
+
+// ptxas' report is the only place a kernel's spills are told (the driver's attributes have none):
+// every compile asks for it, and the log of a clean compile is that report and nothing else.
+TEST(PtxasReport, EveryCompileReportsEachKernelsRegistersAndSpills) {
+  const Compiled c = compile(request("*out = VALUE;"));
+  ASSERT_TRUE(c.ok) << c.log;
+  const PtxasReport report = parse_ptxas_report(c.log);
+  ASSERT_TRUE(report.functions.count("probe")) << c.log;
+  const PtxasFunction& probe = report.functions.at("probe");
+  ASSERT_TRUE(probe.registers) << c.log;
+  EXPECT_GT(*probe.registers, 0);
+  EXPECT_EQ(probe.spill_store_bytes, 0);
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings;
+}
+
+TEST(PtxasReport, ABuiltInFamilysKernelIsReportedUnderTheNameItIsLaunchedBy) {
+  const Family& copy = family_named("copy");
+  const DeviceLimits limits = limits_for_arch("sm_90");
+  const Space space = copy.space(limits);
+  const Problem problem = copy.parse_problem("n=1048576");
+  const Config config = space.enumerate().front();
+  const Compiled c = compile(compile_request(copy, copy.source(), space, config, problem, "sm_90"));
+  ASSERT_TRUE(c.ok) << c.log;
+  const PtxasReport report = parse_ptxas_report(c.log);
+  const ConfigView view(space, config);
+  for (const Step& step : copy.plan(problem, view))
+    if (const auto* launch = std::get_if<KernelLaunch>(&step)) {
+      ASSERT_TRUE(report.functions.count(launch->kernel)) << launch->kernel << " not in:\n" << c.log;
+      EXPECT_TRUE(report.functions.at(launch->kernel).registers) << c.log;
+    }
+}
+
+TEST(PtxasReport, KeepsWarningsAndReadsStackFramesSpillsAndCallees) {
+  const std::string log = R"(t.cu(2): warning #177-D: variable "unused" was declared but never referenced
+   int unused;
+       ^
+
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z1kILi64EEvPf' for 'sm_90'
+ptxas info    : Function properties for _Z1kILi64EEvPf
+ptxas         .     256 bytes stack frame, 24 bytes spill stores, 16 bytes spill loads
+ptxas info    : Used 255 registers, used 0 barriers, 256 bytes cumulative stack size
+ptxas info    : Compile time = 20.917 ms
+ptxas info    : Function properties for _Z1fPf
+ptxas         .     8 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas warning : Registers are spilled to local memory in function '_Z1kILi64EEvPf', 24 bytes spill stores)";
+  const PtxasReport report = parse_ptxas_report(log);
+  ASSERT_EQ(report.functions.size(), 2u);
+  const PtxasFunction& k = report.functions.at("_Z1kILi64EEvPf");
+  EXPECT_EQ(k.registers, 255);
+  EXPECT_EQ(k.stack_frame_bytes, 256);
+  EXPECT_EQ(k.spill_store_bytes, 24);
+  EXPECT_EQ(k.spill_load_bytes, 16);
+  const PtxasFunction& callee = report.functions.at("_Z1fPf");
+  EXPECT_FALSE(callee.registers);  // not an entry: ptxas reports no registers of its own
+  EXPECT_EQ(callee.stack_frame_bytes, 8);
+  EXPECT_NE(report.warnings.find("warning #177-D"), std::string::npos) << report.warnings;
+  EXPECT_NE(report.warnings.find("ptxas warning : Registers are spilled"), std::string::npos) << report.warnings;
+  EXPECT_EQ(report.warnings.find("ptxas info"), std::string::npos) << report.warnings;
+  EXPECT_EQ(report.warnings.find("bytes stack frame"), std::string::npos) << report.warnings;
 }
 
 TEST(CompileKey, CoversSourceOptionsAndArch) {

@@ -395,6 +395,10 @@ int tune(const TuneArgs& args) {
     if (!(*args.cut_ratio == 0 || *args.cut_ratio > 1)) throw UsageError("--cut-ratio must be 0 (never) or more than 1");
     options.measure.cut_ratio = *args.cut_ratio;
   }
+  if (args.energy_window && !args.energy) throw UsageError("--energy-window needs --energy");
+  if (args.energy_window && !(*args.energy_window >= 0.1 && *args.energy_window <= 60))
+    throw UsageError("--energy-window must be between 0.1 and 60 seconds");
+  if (args.energy) options.measure.energy_seconds = args.energy_window.value_or(0.2);
   // The GPUs: --device N, or --devices LIST; grouped by model, one tuning run per model.
   if (args.device && args.devices) throw UsageError("give --device or --devices, not both");
   if (args.device && *args.device < 0) throw UsageError("--device must be 0 or more");

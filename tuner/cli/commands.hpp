@@ -16,6 +16,8 @@ struct TuneArgs {
   std::optional<std::string> kernel_file;     // a kernel spec (docs/kernel-spec.md) instead of --kernel
   std::optional<int> samples;                 // exactly this many timed samples per config
   std::optional<double> cut_ratio;            // stop sampling a config this many times behind the best; 0: never
+  bool energy = false;                        // --energy: an energy window per config (observers.hpp)
+  std::optional<double> energy_window;        // its least span of busy time, seconds
   std::optional<int> device;
   std::optional<std::string> devices;         // --devices 0,2,3 or all: GPUs of this host sharing the run
   std::optional<std::string> shard;           // --shard I/K or auto: this process's share of the problems

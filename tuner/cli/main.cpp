@@ -33,6 +33,12 @@ int main(int argc, char** argv) {
   app.add_option("--cut-ratio", args.cut_ratio,
                  "stop sampling a config once its fastest of 3 samples is over R times the best median so far, and "
                  "store it as cut short (default 2; 0: measure every config in full)");
+  app.add_flag("--energy", args.energy,
+               "measure each config's energy per run and average power through NVML (read only), over a window of "
+               "back-to-back runs after its samples (about 0.3 s more per config)");
+  app.add_option("--energy-window", args.energy_window,
+                 "with --energy: the least busy time, in seconds, the energy is read over (default 0.2; NVML's "
+                 "counter moves every 100 ms on H100/H200)");
   app.add_option("--device,-d", args.device, "CUDA device ordinal");
   app.add_option("--devices", args.devices,
                  "GPUs of this host that share the run, e.g. 0,2,3 or all (one worker each; GPUs of one model share "

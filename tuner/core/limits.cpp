@@ -21,6 +21,8 @@ DeviceLimits limits_for_arch(const std::string& arch) {
                                       : cc == 80 || cc == 87 ? 163 * 1024
                                       : cc == 86 || cc == 89 || cc == 120 || cc == 121 ? 99 * 1024
                                       : 227 * 1024;
+  // Resident threads per SM, from the same table.
+  limits.max_threads_per_sm = cc == 75 ? 1024 : cc == 86 || cc == 87 || cc == 89 || cc == 120 || cc == 121 ? 1536 : 2048;
   return limits;
 }
 

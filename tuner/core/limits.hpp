@@ -12,6 +12,7 @@ struct DeviceLimits {
   std::int64_t max_shared_per_block = 48 * 1024;        // without opt-in
   std::int64_t max_shared_per_block_optin = 227 * 1024;  // static + dynamic, after cuFuncSetAttribute
   int sm_count = 132;
+  int max_threads_per_sm = 2048;  // resident threads per SM: the denominator of occupancy
   std::int64_t l2_bytes = 50 * 1024 * 1024;
   std::string arch() const { return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor); }
 };
