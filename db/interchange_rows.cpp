@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <set>
+#include <stdexcept>
+#include <utility>
 
 #include "choice_tables.hpp"
 #include "core/status.hpp"
@@ -119,7 +121,25 @@ Json measurement_json(const ResultRecord& r) {
           {"launch", parse_json_text_column(r.launch_json)},
           {"created_at", r.created_at},
           {"elapsed_s", r.elapsed_s},
-          {"source_fields", parse_json_text_column(r.source_fields)}};
+          {"source_fields", parse_json_text_column(r.source_fields)},
+          {"observations", observations_json(r.observations)}};
+}
+
+Json observations_json(const Observations& observations) {
+  const nlohmann::json known = to_json(observations);  // keyed in name order
+  Json ordered = Json::object();
+  for (const ObservationField& field : kObservationFields)  // in the list's order, as the columns are
+    if (const auto it = known.find(field.name); it != known.end()) ordered[field.name] = *it;
+  return ordered;
+}
+
+Observations observations_of(const Json& object) {
+  if (!object.is_object()) refuse_member("observations", object, "an object");
+  try {
+    return observations_from_json(nlohmann::json(object));
+  } catch (const std::invalid_argument& e) {  // names the member and what it must be
+    throw InterchangeError(std::string("\"observations\": ") + e.what());
+  }
 }
 
 std::string source_object_text(const Json& json, const char* key) {
@@ -166,6 +186,7 @@ void measurement_from_json(const Json& j, ResultRecord& r) {
   if (has("created_at")) r.created_at = text_at(j, "created_at", Text::label);
   if (has("elapsed_s")) r.elapsed_s = number_value("elapsed_s", j.at("elapsed_s"), Sign::non_negative);
   if (has("source_fields")) r.source_fields = source_object_text(j, "source_fields");
+  if (const Json* observations = member(j, "observations")) r.observations = observations_of(*observations);
 }
 
 std::string source_text(const char* format, const Json& json, const std::function<bool(const std::string&)>& held) {
@@ -266,6 +287,34 @@ void check_result(const ResultRecord& r) {
   non_negative(r.copy_fraction, "its copy fraction");
   if (r.samples < 0) refuse("a negative sample count");
   if (r.error_index && *r.error_index < 0) refuse("a negative error index");
+  check_observations(r.observations, refuse);
+}
+
+void check_observations(const Observations& o, const std::function<void(const std::string&)>& refuse) {
+  const auto named = [](const char* name) { return std::string("observation ") + name; };
+  const auto non_negative = [&](const std::optional<double>& v, const char* name) {
+    if (v && !(std::isfinite(*v) && *v >= 0)) refuse(named(name) + " is " + std::to_string(*v) + ", not a number of at least 0");
+  };
+  const auto count = [&](const std::optional<std::int64_t>& v, const char* name) {
+    if (v && *v < 0) refuse(named(name) + " is " + std::to_string(*v) + ", not an integer of at least 0");
+  };
+  const auto one_line = [&](const std::string& text, const char* name) {
+    for (const char c : text)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) refuse(named(name) + " holds a control character");
+  };
+  non_negative(o.energy_j, "energy_j");
+  non_negative(o.power_w, "power_w");
+  non_negative(o.sm_clock_mhz, "sm_clock_mhz");
+  non_negative(o.occupancy, "occupancy");
+  if (o.occupancy && *o.occupancy > 1) refuse(named("occupancy") + " is " + std::to_string(*o.occupancy) + ", more than 1");
+  for (const auto& [value, name] : {std::pair{o.energy_runs, "energy_runs"}, {o.throttled_samples, "throttled_samples"},
+                                    {o.registers, "registers"}, {o.spill_store_bytes, "spill_store_bytes"},
+                                    {o.spill_load_bytes, "spill_load_bytes"}, {o.local_bytes, "local_bytes"},
+                                    {o.static_shared_bytes, "static_shared_bytes"},
+                                    {o.dynamic_shared_bytes, "dynamic_shared_bytes"}, {o.blocks_per_sm, "blocks_per_sm"}})
+    count(value, name);
+  one_line(o.energy_method, "energy_method");
+  one_line(o.throttle_reasons, "throttle_reasons");
 }
 
 std::string base64_encode(const std::vector<unsigned char>& bytes) {

@@ -25,6 +25,13 @@ ProblemRecord problem_from_json(const Json& json);
 // whole row is judged once complete, by check_result.
 Json measurement_json(const ResultRecord& result);
 void measurement_from_json(const Json& json, ResultRecord& result);
+// A result's observations as cutune writes them: the known ones (observations.hpp: to_json), in
+// kObservationFields order.
+Json observations_json(const Observations& observations);
+// A result's observations (observations.hpp) from the JSON object cutune writes ("observations":
+// {"energy_j": 0.5, ...}): members of the wrong type are refused, naming the member; unknown
+// members are ignored, so that a newer cutune's file still imports.
+Observations observations_of(const Json& object);
 // A result's source_fields or a run's source_header as stored: member `key` of `json`, an object
 // (InterchangeError otherwise), as JSON text; '' when absent or null.
 std::string source_object_text(const Json& json, const char* key);
@@ -55,6 +62,9 @@ Json source_header_of_runs(sql::Database& db, const std::vector<ResultRecord>& r
 void check_device(const DeviceRecord& device);
 void check_problem(const ProblemRecord& problem);
 void check_result(const ResultRecord& result);
+//   observations (part of check_result): energy, power, clock and occupancy finite and at least 0,
+//     occupancy at most 1; counts and sizes at least 0; the method and throttle reasons one line.
+void check_observations(const Observations& observations, const std::function<void(const std::string&)>& refuse);
 bool is_result_status(std::string_view status);
 // A launch plan as results and cubins store it (launch_json): a list of launch steps (kernel,
 // grid, block, dynamic_shared_bytes) and memset steps, of the types the lookup library reads.

@@ -35,8 +35,9 @@ std::map<NaturalKey, ResultRecord> results_by_key(Store& store) {
       (SELECT uuid FROM devices WHERE id = results.device_id), (SELECT family FROM problems WHERE id = results.problem_id),
       (SELECT key FROM problems WHERE id = results.problem_id) FROM results)sql");
   std::map<NaturalKey, ResultRecord> rows;
-  // kResultColumns has 28 columns; the natural key follows.
-  while (s.step()) rows[{s.column_text(28), s.column_text(29), s.column_text(30), s.column_text(5)}] = read_result(s);
+  // kResultColumns has 28 columns and the observations; the natural key follows.
+  const int key = 28 + static_cast<int>(kObservationFields.size());
+  while (s.step()) rows[{s.column_text(key), s.column_text(key + 1), s.column_text(key + 2), s.column_text(5)}] = read_result(s);
   return rows;
 }
 
@@ -71,6 +72,8 @@ void expect_same_results(Store& expected_store, Store& actual_store) {
     EXPECT_EQ(a.launch_json, e.launch_json) << what;
     EXPECT_EQ(a.created_at, e.created_at) << what;
     EXPECT_EQ(a.elapsed_s, e.elapsed_s) << what;
+    EXPECT_EQ(a.observations, e.observations) << what << ": " << to_json(a.observations).dump() << " instead of "
+                                              << to_json(e.observations).dump();
   }
 }
 
@@ -80,8 +83,31 @@ std::int64_t count(Store& store, const std::string& table) {
   return s.column_int(0);
 }
 
+// Everything a result can observe besides its time (observations.hpp), none of it unknown.
+Observations every_observation() {
+  Observations o;
+  o.energy_j = 0.0123;
+  o.power_w = 612.5;
+  o.energy_method = "power_samples";
+  o.energy_runs = 200;
+  o.sm_clock_mhz = 1755;
+  o.throttled_samples = 2;
+  o.throttle_reasons = "sw_power_cap";
+  o.remeasured = true;
+  o.registers = 64;
+  o.spill_store_bytes = 0;
+  o.spill_load_bytes = 0;
+  o.local_bytes = 0;
+  o.static_shared_bytes = 2048;
+  o.dynamic_shared_bytes = 16904;
+  o.blocks_per_sm = 4;
+  o.occupancy = 0.5;
+  o.compile_warnings = "warning #550-D: variable \"x\" was set but never used\n";
+  return o;
+}
+
 // Scan results on two devices with every kind of row: failures with their error and index, GB/s,
-// copy fractions, a cubin.
+// copy fractions, a cubin, observations (every one on the fastest, the energy alone on another).
 struct Tuned {
   TempFolder folder;
   std::string path = folder.file("tuned.db");
@@ -93,8 +119,9 @@ struct Tuned {
     a100 = b.device("GPU-a100", "NVIDIA A100", 8, 0);
     store.set_copy_bandwidth(h100, 2900.5);
     for (std::int64_t n : {4096, 1 << 20}) {
-      auto fast = b.result(h100, "scan", n, "int32", "algo=lookback,block=256,ept=8,vec=4,pad=1", 0.0123456789);
-      b.result(h100, "scan", n, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.02);
+      auto fast = b.observed(h100, "scan", n, "int32", "algo=lookback,block=256,ept=8,vec=4,pad=1", 0.0123456789,
+                             every_observation());
+      b.with_energy(h100, "scan", n, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.02, 0.009, 450);
       b.result(h100, "scan", n, "int32", "algo=blelloch,block=1024,ept=16,vec=4,pad=1", std::nullopt, "compile_error");
       b.result(a100, "scan", n, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.05);
       store.put_cubin({0, "sm_90", fast.template_id, fast.problem_id, fast.config, {0x7f, 'E', 'L', 'F', 0, 255, 3},
@@ -478,6 +505,34 @@ TEST(JsonDocument, AWholeDatabaseComesBackUnchangedWithItsCubinsAndRuns) {
   EXPECT_EQ(count(again, "cubins"), 2);
 }
 
+// Each result carries what it observed as an object of the known observations only; one that
+// observed nothing carries an empty object, and a member this cutune does not know is ignored.
+TEST(JsonDocument, ObservationsAreAnObjectOfTheKnownOnes) {
+  Tuned tuned;
+  Store original(tuned.path);
+  export_json(original, {"scan", "GPU-h100", ""}, tuned.folder.file("h100.json"));
+  auto document = nlohmann::ordered_json::parse(read_text_file(tuned.folder.file("h100.json")));
+  std::map<std::string, nlohmann::ordered_json> by_config;
+  for (const auto& r : document.at("results"))
+    if (r.at("problem_key") == "n=4096,type=int32") by_config[r.at("config")] = r.at("observations");
+  EXPECT_EQ(by_config.at("algo=lookback,block=256,ept=8,vec=4,pad=1").size(), kObservationFields.size());
+  EXPECT_EQ(by_config.at("algo=lookback,block=256,ept=8,vec=4,pad=1").at("spill_store_bytes"), 0) << "0 is known";
+  EXPECT_EQ(by_config.at("algo=warp,block=128,ept=4,vec=4,pad=0"),
+            nlohmann::ordered_json::parse(R"({"energy_j": 0.009, "power_w": 450.0, "energy_method": "energy_counter"})"));
+  EXPECT_EQ(by_config.at("algo=blelloch,block=1024,ept=16,vec=4,pad=1"), nlohmann::ordered_json::object());
+
+  for (auto& r : document.at("results")) r.at("observations")["from_a_newer_cutune"] = 1;
+  { std::ofstream(tuned.folder.file("newer.json")) << document.dump(1); }
+  Store again(tuned.folder.file("again.db"));
+  import_json(again, tuned.folder.file("newer.json"));
+  Store expected(tuned.folder.file("expected.db"));
+  import_json(expected, tuned.folder.file("h100.json"));
+  expect_same_results(expected, again);
+  const auto rows = results_by_key(again);
+  EXPECT_EQ(rows.at({"GPU-h100", "scan", "n=4096,type=int32", "algo=lookback,block=256,ept=8,vec=4,pad=1"}).observations,
+            every_observation());
+}
+
 TEST(JsonDocument, FiltersSelectAFamilyOrADevice) {
   Tuned tuned;
   Store original(tuned.path);
@@ -542,6 +597,24 @@ TEST(Merge, AVersion1DatabaseMergesWithoutBeingChanged) {
   EXPECT_EQ(store.result_count(), 1);
   sql::Database raw(old_path, sql::Database::Mode::read_only);
   EXPECT_EQ(schema_version(raw), 1);
+}
+
+// A database of schema version 7 merges as it is: its results observed nothing cutune kept.
+TEST(Merge, AVersion7DatabaseMergesWithUnknownObservations) {
+  TempFolder folder;
+  const std::string old_path = folder.file("v7.db");
+  cutune::testing::create_version_1_database(old_path);
+  {
+    sql::Database raw(old_path, sql::Database::Mode::read_write_create);
+    migrate_to(raw, 7);
+  }
+  Store store(folder.file("new.db"));
+  merge_database(store, old_path);
+  const auto rows = results_by_key(store);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows.begin()->second.observations, Observations{});
+  sql::Database raw(old_path, sql::Database::Mode::read_only);
+  EXPECT_EQ(schema_version(raw), 7);
 }
 
 // ---- bad input changes nothing --------------------------------------------------------------------
@@ -791,6 +864,33 @@ TEST(FuzzedJsonDocument, UnknownStatusesAndNegativeBandwidthsAreRefused) {
   EXPECT_TRUE(has(m, "\"grid\" is 'x', not an integer")) << m;
   m = v.json("config.json", cutune_document([](auto& d) { d["results"][0]["config"] = "a"; }));
   EXPECT_TRUE(has(m, "its config is not name=value text")) << m;
+}
+
+TEST(FuzzedJsonDocument, ObservationsOfTheWrongTypeOrRangeAreRefused) {
+  Victim v;
+  const auto observed = [](const char* observations) {
+    return cutune_document([&](auto& d) { d["results"][0]["observations"] = nlohmann::ordered_json::parse(observations); });
+  };
+  std::string m = v.json("type.json", observed(R"({"energy_j": "a lot"})"));
+  EXPECT_TRUE(has(m, "type.json' (results[0]): \"observations\": observation 'energy_j' must be a number")) << m;
+  m = v.json("integer.json", observed(R"({"registers": 32.5})"));
+  EXPECT_TRUE(has(m, "(results[0])") && has(m, "observation 'registers' must be an integer")) << m;
+  m = v.json("flag.json", observed(R"({"remeasured": 1})"));
+  EXPECT_TRUE(has(m, "observation 'remeasured' must be true or false")) << m;
+  m = v.json("text.json", observed(R"({"throttle_reasons": ["hw_slowdown"]})"));
+  EXPECT_TRUE(has(m, "observation 'throttle_reasons' must be a string")) << m;
+  m = v.json("object.json", observed("[1, 2]"));
+  EXPECT_TRUE(has(m, "(results[0])") && has(m, "\"observations\" is [1,2], not an object")) << m;
+  m = v.json("negative.json", observed(R"({"energy_j": -0.5})"));
+  EXPECT_TRUE(has(m, "result 'a=1': observation energy_j is -0.500000, not a number of at least 0")) << m;
+  m = v.json("occupancy.json", observed(R"({"occupancy": 1.5})"));
+  EXPECT_TRUE(has(m, "observation occupancy is 1.500000, more than 1")) << m;
+  m = v.json("spills.json", observed(R"({"spill_store_bytes": -8})"));
+  EXPECT_TRUE(has(m, "observation spill_store_bytes is -8, not an integer of at least 0")) << m;
+  m = v.json("huge.json", observed(R"({"registers": 18446744073709551615})"));
+  EXPECT_TRUE(has(m, "observation registers")) << m;
+  m = v.json("method.json", observed(R"({"energy_method": "energy\ncounter"})"));
+  EXPECT_TRUE(has(m, "observation energy_method holds a control character")) << m;
 }
 
 TEST(FuzzedJsonDocument, AMessageNeverQuotesAWholeDocument) {
