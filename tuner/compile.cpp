@@ -81,9 +81,9 @@ void check_nvrtc_supports(const std::string& arch) {
 
 // Bumped whenever what is compiled for a request, or how an entry is stored, changes other than
 // through the request itself (compile()'s fixed options, the entry's files): old entries are then
-// never found, and age out of the cache. 3: ptxas reports each function's resources (-v), so
-// that a cached entry's log has its spills (ptxas_report.hpp).
-constexpr int kCacheFormat = 3;
+// never found, and age out of the cache. 4: ptxas reports each function's resources (-v), so
+// that a cached entry's log has its spills (ptxas_report.hpp), and NVRTC's own cache is off.
+constexpr int kCacheFormat = 4;
 
 std::string compile_key(const CompileRequest& r) {
   Fnv1a hash;
@@ -99,7 +99,10 @@ Compiled compile(const CompileRequest& r) {
   result.options.push_back("--gpu-architecture=" + r.arch);
   result.options.push_back("-std=c++17");
   // ptxas' resource report (registers, stack, spills) in the log; it changes nothing in the cubin.
+  // NVRTC (12.9 and later) answers a compile it has seen before from its own cache, and then writes
+  // no report: ours (CompileCache) keeps the log with the cubin, so NVRTC's is turned off.
   result.options.push_back("--ptxas-options=-v");
+  result.options.push_back("--no-cache");
   const auto started = std::chrono::steady_clock::now();
 
   nvrtcProgram raw = nullptr;

@@ -3,10 +3,9 @@
 // registers, stack frame and spills. The driver's function attributes give registers and local
 // memory of a loaded kernel, but not its spills; this report is where they are.
 //
-// NVRTC writes no ptxas report in a process where the CUDA driver has been initialised (measured on
-// NVRTC 13.0 with driver 580: after cuInit the log of the same compile is empty). Sessions compile
-// in `cutune-worker --compile` processes, which never load the driver; a compile made elsewhere
-// (the pool's in-process fallback, a test) leaves its spills unknown, never 0.
+// NVRTC 12.9 and later keep a cache of their own, and a compile answered from it has no report
+// (measured: NVRTC 13.0, driver 580, the second identical compile's log was empty); compile() turns
+// that cache off. Where a log has no report all the same, spills stay unknown, never 0.
 #include <cstdint>
 #include <map>
 #include <optional>

@@ -30,8 +30,7 @@ SessionOptions copy_session(std::int64_t n, double energy_seconds) {
   return o;
 }
 
-// Compiled as a session compiles: in a compile process, which never loads the CUDA driver (NVRTC
-// writes no ptxas report where the driver is initialised, as it is in this test process).
+// Compiled as a session compiles: in a compile process of the pool.
 Compiled compile_apart(const CompileRequest& request) {
   static const CompileCache no_cache("");
   static CompilePool pool(no_cache, 1);
