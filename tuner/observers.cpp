@@ -34,9 +34,13 @@ constexpr double kCounterStallSeconds = 1.0;
 
 void ClockWatch::after_sample() {
   if (!gpu_) return;
-  if (const auto mhz = gpu_->sm_clock_mhz()) clocks_mhz_.push_back(*mhz);
-  else return;  // a GPU that reports no clock reports nothing worth counting
-  const std::uint64_t reasons = gpu_->clock_event_reasons().value_or(0);
+  const auto mhz = gpu_->sm_clock_mhz();
+  if (!mhz) return;  // a GPU that reports no clock reports nothing worth counting
+  record(*mhz, gpu_->clock_event_reasons().value_or(0));
+}
+
+void ClockWatch::record(double sm_clock_mhz, std::uint64_t reasons) {
+  clocks_mhz_.push_back(sm_clock_mhz);
   if (reasons & nvml::reason::slowing) {
     ++throttled_;
     reasons_seen_ |= reasons & nvml::reason::slowing;

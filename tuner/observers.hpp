@@ -24,6 +24,8 @@ class ClockWatch {
   explicit ClockWatch(const nvml::Gpu* gpu) : gpu_(gpu) {}
   // After a sample has ended: reads the SM clock and the slowdown reasons.
   void after_sample();
+  // One reading (what after_sample reads from NVML): the SM clock and the reason:: bits.
+  void record(double sm_clock_mhz, std::uint64_t reasons);
   // Forgets the readings (the samples are taken again).
   void restart();
   std::int64_t throttled() const { return throttled_; }
