@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -570,6 +572,100 @@ TEST(CliDb, LookupMatchesTheProblemsFields) {
       << families.out;
 }
 
+// A scan database of GPU-test at n = 4096: the fastest (1.0 ms, 10 J), one 3 % slower at 6 J and
+// 400 W, one 40 % slower at 1 J; at n = 8192 nothing has an energy.
+std::string energy_database(const std::filesystem::path& folder) {
+  const std::string path = (folder / "energy.db").string();
+  cutune::db::Store store(path);
+  cutune::db::DeviceRecord d;
+  d.uuid = "GPU-test";
+  d.name = "Test GPU";
+  d.cc_major = 9;
+  const auto device = store.upsert_device(d);
+  const auto tmpl = store.upsert_template("scan", "h", "s");
+  const auto run = store.begin_run({0, "scan", device, tmpl, "brute_force", 1, "", "", "", "", "", ""});
+  for (const auto& [n, config, ms, energy] : {std::tuple{4096, "algo=a", 1.0, std::optional(10.0)},
+                                              {4096, "algo=b", 1.03, std::optional(6.0)},
+                                              {4096, "algo=c", 1.4, std::optional(1.0)},
+                                              {8192, "algo=a", 2.0, std::optional<double>()},
+                                              {8192, "algo=b", 2.01, std::optional<double>()}}) {
+    cutune::db::ResultRecord r;
+    r.run_id = run;
+    r.device_id = device;
+    r.template_id = tmpl;
+    r.problem_id = store.upsert_problem({0, "scan", "n=" + std::to_string(n) + ",type=int32", n, "int32", "{}"});
+    r.config = config;
+    r.config_json = "{}";
+    r.status = "ok";
+    r.time_ms_median = ms;
+    r.launch_json = "[]";
+    r.observations.energy_j = energy;
+    if (energy) r.observations.power_w = 2400 / *energy;
+    store.add_result(r);
+  }
+  store.refresh_family_defaults();
+  return path;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::stringstream bytes;
+  bytes << std::ifstream(path, std::ios::binary).rdbuf();
+  return bytes.str();
+}
+
+// --objective energy: per (device, problem) the least energy within --within (5 %) of the fastest;
+// the fastest, saying so, where no energy was measured. Bad values: one line, exit 2, nothing changed.
+TEST(CliDb, BestAndLookupTakeTheLeastEnergyWithinAWindow) {
+  const auto folder = temp_folder();
+  const std::string path = energy_database(folder), db = " --db " + path;
+  const std::string before = file_bytes(path);
+  CommandRun run = tune("db best --objective energy" + db);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("the least energy per run within 5% of the fastest time"), std::string::npos) << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(n=4096,type=int32 +1\.0300 +\+3\.0% +6 +400\.0  algo=b\n)")))
+      << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(n=8192,type=int32 +2\.0000 +no energy +- +-  algo=a\n)"))) << run.out;
+  for (const char* within : {" --within 50%", " --within 50", " --within=50.0%"}) {
+    run = tune(std::string("db best --objective energy") + within + db);
+    ASSERT_EQ(run.exit_code, 0) << within << ": " << run.err;
+    EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(n=4096,type=int32 +1\.4000 +\+40\.0% +1 +2400\.0  algo=c\n)")))
+        << within << ": " << run.out;
+  }
+  run = tune("db best --objective time" + db);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(n=4096,type=int32 +1\.0000 .*algo=a\n)"))) << run.out;
+  EXPECT_EQ(run.out, tune("db best" + db).out) << "time is the default";
+
+  const std::string lookup = "db lookup --family scan --type int32 --device-uuid GPU-test";
+  run = tune(lookup + " --n 4096 --objective energy" + db);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("config     algo=b\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("objective  the least energy within 5% of the fastest (1.0000 ms)\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("energy     6 J per run, 400.0 W\n"), std::string::npos) << run.out;
+  run = tune(lookup + " --n 4096" + db);
+  EXPECT_NE(run.out.find("config     algo=a\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("energy     10 J per run, 240.0 W\n"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("objective"), std::string::npos) << run.out;
+  run = tune(lookup + " --n 8192 --objective energy --within 1%" + db);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("config     algo=a\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("objective  fastest: no result of n=8192,type=int32 on GPU-test within 1 % of the fastest has a "
+                         "measured energy"),
+            std::string::npos)
+      << run.out;
+
+  expect_usage_error(tune("db best --objective foo" + db), "--objective must be time or energy (got 'foo')");
+  expect_usage_error(tune("db best --objective energy --within -3" + db),
+                     "--within must be a percentage of at least 0, e.g. 5 or 5% (got '-3')");
+  expect_usage_error(tune("db best --objective energy --within five" + db), "--within must be a percentage");
+  expect_usage_error(tune("db best --objective energy --within nan" + db), "--within must be a percentage");
+  expect_usage_error(tune("db best --within 5" + db), "--within needs --objective energy");
+  expect_usage_error(tune(lookup + " --n 4096 --objective watts" + db), "--objective must be time or energy");
+  expect_usage_error(tune("db best --objective foo --db " + (folder / "none.db").string()), "--objective must be");
+  EXPECT_FALSE(std::filesystem::exists(folder / "none.db"));
+  EXPECT_EQ(file_bytes(path), before) << "a reading command changed the database";
+}
+
 TEST(CliDb, ImportListExportLookupAndMerge) {
   const auto folder = temp_folder();
   const std::string db = (folder / "a.db").string(), other = (folder / "b.db").string();
@@ -723,6 +819,11 @@ TEST(CliFuzzedInput, CutuneDocumentsAndT4FilesThatMakeNoSenseAreRefused) {
   };
   expect_short_usage_error(import("import", "status.json", with("100", "bogus")), "unknown status 'bogus'");
   expect_short_usage_error(import("import", "bandwidth.json", with("-5", "ok")), "\"copy_bandwidth_gbs\" is -5, not a positive number");
+  // Observations (issue 20): a member of the wrong type, named with the entry it is in.
+  std::string observed = with("100", "ok");
+  observed.replace(observed.find("\"time_ms_median\""), 0, R"("observations": {"energy_j": "lots"}, )");
+  expect_short_usage_error(import("import", "observed.json", observed),
+                           "observed.json' (results[0]): \"observations\": observation 'energy_j' must be a number");
   // A file cut short inside a long base64 string printed 9 743 characters.
   const std::string cut = with("100", "ok", R"({"family": "stencil", "template_hash": "h", "problem_key": "n=1", "arch": "sm_90",
       "config": "a=1", "cubin_base64": ")" + std::string(20000, 'Q') + "\"}");

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -112,12 +113,66 @@ int list_runs(db::Store& store, const DbArgs& args) {
   return 0;
 }
 
-int print_best(db::Store& store, const DbArgs& args) {
+// The objective --objective and --within name: nullopt for time (the fastest); for energy, the
+// window as a fraction. UsageError for anything else, before the database is opened.
+std::optional<double> energy_window(const DbArgs& args) {
+  if (args.objective != "time" && args.objective != "energy")
+    throw UsageError("--objective must be time or energy (got '" + args.objective + "')");
+  if (args.objective == "time") {
+    if (!args.within.empty()) throw UsageError("--within needs --objective energy");
+    return std::nullopt;
+  }
+  if (args.within.empty()) return 0.05;
+  std::string text = args.within;
+  if (text.back() == '%') text.pop_back();
+  char* end = nullptr;
+  const double percent = text.empty() ? -1 : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(percent) || percent < 0)
+    throw UsageError("--within must be a percentage of at least 0, e.g. 5 or 5% (got '" + args.within + "')");
+  return percent / 100;
+}
+
+std::string optional_number(const std::optional<double>& value, const char* format) {
+  return value ? fmt::format(fmt::runtime(format), *value) : "-";
+}
+
+// The energy table: per device, each problem's chosen config with its time, energy and power, and
+// how much slower than the fastest it is; "fastest" where no energy was there to compare.
+void print_energy_table(std::ostream& out, const std::vector<db::EnergyBestRow>& rows, double within) {
+  if (rows.empty()) {
+    out << "no successful results stored\n";
+    return;
+  }
+  out << fmt::format("the least energy per run within {:g}% of the fastest time\n", within * 100);
+  std::string device;
+  for (const auto& row : rows) {
+    const db::BestRow& r = row.chosen;
+    if (r.device_name + r.device_uuid != device) {
+      device = r.device_name + r.device_uuid;
+      out << fmt::format("\n{} ({})\n", r.device_name, r.device_uuid);
+      out << fmt::format("  {:<8} {:<40} {:>11} {:>9} {:>11} {:>9}  {}\n", "family", "problem", "time (ms)", "vs fastest",
+                         "energy (J)", "power (W)", "config");
+    }
+    const std::string versus =
+        row.energy_compared ? fmt::format("+{:.1f}%", 100 * (r.time_ms / row.fastest_ms - 1)) : "no energy";
+    out << fmt::format("  {:<8} {:<40} {:>11.4f} {:>10} {:>11} {:>9}  {}\n", r.family, r.problem_key, r.time_ms, versus,
+                       optional_number(row.energy_j, "{:.4g}"), optional_number(row.power_w, "{:.1f}"), r.config);
+  }
+}
+
+int print_best(db::Store& store, const DbArgs& args, std::optional<double> within) {
   db::check_selection(store.database(), selection_of(args));
-  auto rows = store.best(args.family);
-  std::erase_if(rows, [&](const db::BestRow& r) {
+  const auto other_device = [&](const db::BestRow& r) {
     return !args.device.empty() && r.device_uuid != args.device && r.device_name != args.device;
-  });
+  };
+  if (within) {
+    auto rows = store.lowest_energy_best(*within, args.family);
+    std::erase_if(rows, [&](const db::EnergyBestRow& r) { return other_device(r.chosen); });
+    print_energy_table(std::cout, rows, *within);
+    return 0;
+  }
+  auto rows = store.best(args.family);
+  std::erase_if(rows, other_device);
   print_best_table(std::cout, rows);
   return 0;
 }
@@ -138,6 +193,7 @@ int lookup_config(const std::string& path, const DbArgs& args) {
   if (args.n && *args.n <= 0) throw UsageError("db lookup needs --n N with N > 0");
   if (!args.n && args.problem.empty())
     throw UsageError("db lookup needs --n N, or the problem's extents in --problem (e.g. m=1024,n=1024,k=1024)");
+  const std::optional<double> within = energy_window(args);
   if (!std::filesystem::exists(path)) throw UsageError("no database at '" + path + "'");
   const auto [cc_major, cc_minor] = args.cc.empty() ? std::pair{0, 0} : compute_capability(args.cc);
   std::vector<lookup::Field> fields;
@@ -145,16 +201,24 @@ int lookup_config(const std::string& path, const DbArgs& args) {
     for (NamedValue& f : parse_named_values(args.problem)) fields.push_back({std::move(f.name), std::move(f.value)});
   const lookup::Query query{args.family, {args.device_uuid, args.device_name, cc_major, cc_minor},
                             {args.n.value_or(0), args.type, std::move(fields)}};
+  const lookup::Objective objective = within ? lookup::Objective::lowest_energy(*within) : lookup::Objective::fastest();
   lookup::Database results(path);
-  const auto m = results.find(query);
+  const auto m = results.find(query, objective);
   std::cout << fmt::format("level      {} ({}): {}\n", static_cast<int>(m->level), lookup::to_string(m->level), m->basis);
   std::cout << fmt::format("config     {}\n", m->config);
+  if (within)
+    std::cout << (m->chosen_by == lookup::Objective::Kind::lowest_energy
+                      ? fmt::format("objective  the least energy within {:g}% of the fastest ({:.4f} ms)\n", *within * 100,
+                                    *m->fastest_time_ms)
+                      : fmt::format("objective  fastest: {}\n", m->objective_note));
   std::cout << fmt::format("matching   {}\n", m->match_key.empty() ? "(size only)" : m->match_key);
   if (m->result_id && !m->verified)
     std::cout << "verified   no: the family has no reference, so this result's outputs were never checked\n";
   if (m->result_id)
     std::cout << fmt::format("measured   {} on {} ({}), {:.4f} ms; size distance {:.3f}\n", m->matched_problem,
                              m->device_name, m->device_uuid, *m->time_ms, m->size_distance);
+  if (m->energy_j)
+    std::cout << fmt::format("energy     {:.4g} J per run, {} W\n", *m->energy_j, optional_number(m->power_w, "{:.1f}"));
   for (const auto& step : m->steps) {
     if (const auto* l = std::get_if<lookup::Launch>(&step))
       std::cout << fmt::format("launch     {} grid {} block {} shared {} B\n", l->kernel, dim3_text(l->grid),
@@ -165,7 +229,7 @@ int lookup_config(const std::string& path, const DbArgs& args) {
                                memset->stream_write ? " (as stream writes)" : "");
   }
   if (!args.arch.empty()) {
-    const auto cubin = results.cubin(query, args.arch);
+    const auto cubin = results.cubin(query, args.arch, objective);
     std::cout << (cubin ? fmt::format("cubin      {} bytes for {}{}\n", cubin.image.size(), cubin.arch,
                                       cubin.exact_arch ? "" : " (binary compatible)")
                         : fmt::format("cubin      none: {}\n", cubin.reason));
@@ -191,8 +255,9 @@ const std::map<std::string, Action>& actions() {
          return list_runs(store, args);
        }},
       {"best", [](const std::string& path, const DbArgs& args, const std::string&) {
+         const std::optional<double> within = energy_window(args);  // bad options before a missing database
          auto store = existing_store(path);
-         return print_best(store, args);
+         return print_best(store, args, within);
        }},
       {"lookup", [](const std::string& path, const DbArgs& args, const std::string&) { return lookup_config(path, args); }},
       {"export", [](const std::string& path, const DbArgs& args, const std::string&) {
@@ -261,9 +326,15 @@ CLI::App* add_db_commands(CLI::App& app, DbArgs& args) {
   CLI::App* runs = command("runs", "the tuning runs and imports, newest first");
   family(runs);
   device(runs);
+  const auto objective = [&](CLI::App* sub) {
+    sub->add_option("--objective", args.objective,
+                    "time: the fastest config (default); energy: the least energy per run within --within of the fastest");
+    sub->add_option("--within", args.within, "with --objective energy: how much slower than the fastest, e.g. 5% (default)");
+  };
   CLI::App* best = command("best", "the best stored config per device and problem");
   family(best);
   device(best);
+  objective(best);
 
   CLI::App* lookup = command("lookup", "what an application linking cutune::lookup would get");
   family(lookup);
@@ -276,6 +347,7 @@ CLI::App* add_db_commands(CLI::App& app, DbArgs& args) {
   lookup->add_option("--device-name", args.device_name, "the device's name");
   lookup->add_option("--cc", args.cc, "compute capability, e.g. 9.0");
   lookup->add_option("--arch", args.arch, "also look for a cubin for this architecture, e.g. sm_90");
+  objective(lookup);
 
   for (const auto& [name, help] : std::vector<std::pair<const char*, const char*>>{
            {"export", "write the database, or part of it, as cutune JSON (.json or .json.gz)"},

@@ -20,6 +20,10 @@ struct DbArgs {
   // lookup
   std::optional<std::int64_t> n;
   std::string type, device_uuid, device_name, cc, arch;  // type "": the family's default
+  // best and lookup: what the answer optimizes ("time", or "energy": the least energy within a time
+  // window of the fastest) and that window in percent ("5" or "5%"; "": 5 %)
+  std::string objective = "time";
+  std::string within;
   // T4 import without a cutune section
   std::optional<std::int64_t> problem_size;
   // imports and merges: a progress line on stderr (off with tune's --quiet)
