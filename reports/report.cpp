@@ -61,25 +61,6 @@ std::string base64(const std::string& bytes) {
   return out;
 }
 
-// A column of numbers for the page: floats as float32 (NaN for none), integers in the narrowest of
-// u8, u16 or i32 that holds them. {"type": …, "data": base64 of the little-endian values}.
-class FloatColumn {
- public:
-  void push(std::optional<double> value) {
-    const float f = value ? static_cast<float>(*value) : std::numeric_limits<float>::quiet_NaN();
-    any_ = any_ || value.has_value();
-    char raw[sizeof f];
-    std::memcpy(raw, &f, sizeof f);
-    bytes_.append(raw, sizeof f);
-  }
-  bool any() const { return any_; }
-  json packed() const { return {{"type", "f32"}, {"data", base64(bytes_)}}; }
-
- private:
-  std::string bytes_;
-  bool any_ = false;
-};
-
 class IntColumn {
  public:
   void push(std::int64_t value) {
@@ -106,6 +87,71 @@ class IntColumn {
  private:
   std::vector<std::int64_t> values_;
   std::int64_t low_ = 0, high_ = 0;
+};
+
+// A column of numbers for the page (NaN for none), in whichever form is shortest:
+//  - float32 values;
+//  - where few distinct values recur (registers, occupancies, clocks), the distinct values once
+//    ("values") and per result 1 + its value's index, 0 for none (u8 or u16);
+//  - where most results have none (energy measured in one run of several), either of those for
+//    the results that have a value only, and their indices ("at").
+class FloatColumn {
+ public:
+  void push(std::optional<double> value) {
+    values_.push_back(value ? static_cast<float>(*value) : std::numeric_limits<float>::quiet_NaN());
+    any_ = any_ || value.has_value();
+  }
+  bool any() const { return any_; }
+  json packed() const {
+    std::vector<json> forms = {dense(values_)};
+    if (auto few = dictionary(values_)) forms.push_back(std::move(*few));
+    std::vector<float> known;
+    IntColumn at;
+    for (std::size_t i = 0; i < values_.size(); ++i)
+      if (!std::isnan(values_[i])) {
+        known.push_back(values_[i]);
+        at.push(static_cast<std::int64_t>(i));
+      }
+    if (known.size() < values_.size()) {
+      const json at_packed = at.packed();
+      const auto only_known = [&at_packed](json form) {
+        form["at"] = at_packed;
+        return form;
+      };
+      forms.push_back(only_known(dense(known)));
+      if (auto few = dictionary(known)) forms.push_back(only_known(std::move(*few)));
+    }
+    return *std::min_element(forms.begin(), forms.end(),
+                             [](const json& a, const json& b) { return a.dump().size() < b.dump().size(); });
+  }
+
+ private:
+  static json dense(const std::vector<float>& values) {
+    std::string bytes(values.size() * sizeof(float), '\0');
+    if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+    return {{"type", "f32"}, {"data", base64(bytes)}};
+  }
+  // None where the values are too many for a u16 index.
+  static std::optional<json> dictionary(const std::vector<float>& values) {
+    std::map<std::uint32_t, std::int64_t> index;  // a value's bits → 1 + its place, in order of appearance
+    json distinct = json::array();
+    IntColumn column;
+    for (const float f : values) {
+      if (std::isnan(f)) {
+        column.push(0);
+        continue;
+      }
+      const auto [it, added] = index.try_emplace(std::bit_cast<std::uint32_t>(f), static_cast<std::int64_t>(index.size()) + 1);
+      if (added) distinct.push_back(static_cast<double>(f));
+      if (index.size() > 65535) return std::nullopt;
+      column.push(it->second);
+    }
+    json packed = column.packed();
+    packed["values"] = std::move(distinct);
+    return packed;
+  }
+  std::vector<float> values_;
+  bool any_ = false;
 };
 
 // Text per result, from few distinct texts (energy methods, throttle reasons, compiler warnings),

@@ -130,8 +130,23 @@ const logAxis = (title) => ({
 const linAxis = (title) => ({ type: "linear", title: { display: true, text: title } });
 
 // ---- packed columns (report.cpp: base64 of little-endian u8, u16, i32 or f32) -----------------
+// A column with "values" holds 1 + the index of each entry's value in that list, 0 for none; a
+// column with "at" holds entries for those results only (the others have none). Both unpack to the
+// values themselves, NaN for none.
 function unpack(column, length) {
   if (!column) return new Float32Array(length).fill(NaN);
+  if (column.at) {
+    const at = unpack(column.at), entries = unpack({ type: column.type, data: column.data, values: column.values });
+    const values = new Float32Array(length).fill(NaN);
+    for (let k = 0; k < at.length; k++) values[at[k]] = entries[k];
+    return values;
+  }
+  if (column.values) {
+    const index = unpack({ type: column.type, data: column.data });
+    const values = new Float32Array(index.length);
+    for (let k = 0; k < index.length; k++) values[k] = index[k] ? column.values[index[k] - 1] : NaN;
+    return values;
+  }
   const text = atob(column.data);
   const bytes = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);

@@ -2,13 +2,19 @@
 // Chromium and checks what a reader would notice: console errors, network requests (there must be
 // none: each page is self-contained), charts that did not draw, injected markup, size and load
 // time; on the index, links that lead nowhere; on reports, the results table's filter, sort and
-// pages, and devices shown with zeros instead of "unknown". Keeps a full-page screenshot of each.
+// pages, devices shown with zeros instead of "unknown", the energy and resource sections (a chart
+// or a line saying why there is none), the throttling warning, and one result in full. Keeps a
+// full-page screenshot of each.
 //
 //   node check_report.mjs FOLDER SCREENSHOT_FOLDER [--max-load-ms N] [--max-mb N] [--min-results N]
 //        [--expect-anomaly PREFIX] [--expect-unknown-device PREFIX]
+//        [--energy-report PREFIX --energy-problem KEY --pareto-front N --no-energy-problem KEY]
 // --min-results: some report holds at least N results. --expect-anomaly: reports whose file name
 // starts with PREFIX must show a source-anomaly warning. --expect-unknown-device: such reports
-// must show "unknown" device fields.
+// must show "unknown" device fields. --energy-report: in such reports, problem --energy-problem
+// must chart energy against time with a Pareto front of exactly --pareto-front configs, problem
+// --no-energy-problem must say that energy was not measured, and the throttling warning must show;
+// screenshots of both problems' energy and resource sections are kept beside the page's.
 // Exit status 0 when every page passes, 1 otherwise, 77 when Chromium is missing.
 import { chromium } from "playwright-core";
 import fs from "node:fs";
@@ -22,6 +28,14 @@ const maxMb = Number(option("--max-mb", 5));
 const minResults = Number(option("--min-results", 0));
 const expectAnomaly = option("--expect-anomaly", null);
 const expectUnknown = option("--expect-unknown-device", null);
+const energyReport = option("--energy-report", null);
+const energyProblem = option("--energy-problem", null);
+const paretoFront = Number(option("--pareto-front", NaN));
+const noEnergyProblem = option("--no-energy-problem", null);
+if (energyReport && (!energyProblem || !noEnergyProblem || !(paretoFront > 0))) {
+  console.error("--energy-report needs --energy-problem, --pareto-front and --no-energy-problem");
+  process.exit(2);
+}
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 if (!fs.existsSync(executablePath)) {
   console.log(`SKIPPED: no Chromium at ${executablePath}`);
@@ -146,6 +160,14 @@ for (const file of pages) {
     problems.push(`the results table did not respond: ${e.message.split("\n")[0]}`);
   }
 
+  if (kind === "report") try {
+    problems.push(...await observationProblems(page));
+    if (energyReport && file.startsWith(energyReport))
+      problems.push(...await energyReportProblems(page, path.join(shots, file.replace(/\.html$/, ""))));
+  } catch (e) {
+    problems.push(`the energy and resource sections did not respond: ${e.message.split("\n")[0]}`);
+  }
+
   const size = fs.statSync(path.resolve(folder, file)).size;
   largest = Math.max(largest, results);
   if (size > maxMb * 1e6) problems.push(`${(size / 1e6).toFixed(2)} MB, over the ${maxMb} MB limit`);
@@ -162,9 +184,111 @@ for (const file of pages) {
   }
 }
 await browser.close();
+if (energyReport && !pages.some((f) => f.startsWith(energyReport))) {
+  failed++;
+  console.log(`FAIL no report's file name starts with ${energyReport}`);
+}
 if (largest < minResults) {
   failed++;
   console.log(`FAIL no report holds ${minResults} results (the largest: ${largest})`);
 }
 console.log(`${passed} passed, ${failed} failed; pages: ${JSON.stringify(kinds)}`);
 process.exit(failed ? 1 : 0);
+
+// What the energy and resource sections, the throttling warning and the result in full show for
+// the problem selected now, checked against the page's own data: a chart where some result has the
+// observation, else a line saying why not; never an empty section.
+async function observationProblems(page) {
+  return page.evaluate(() => {
+    const found = [];
+    const data = JSON.parse(document.getElementById("report-data").textContent);
+    const problem = Number(document.getElementById("problem-select").value);
+    const energyChart = document.getElementById("chart-energy");
+    const energyHint = document.getElementById("energy-hint").textContent;
+    if (energyChart) {
+      const chart = Chart.getChart(energyChart);
+      if (!chart || chart.data.datasets.length < 1 || chart.data.datasets[0].data.length < 1)
+        found.push("the energy chart has no Pareto front");
+      const rows = document.querySelectorAll("#pareto-table tbody tr").length;
+      if (chart && rows !== chart.data.datasets[0].data.length)
+        found.push(`the Pareto table has ${rows} rows, the chart's front ${chart.data.datasets[0].data.length} points`);
+    } else if (!/not measured/.test(energyHint)) {
+      found.push(`no energy chart, and the line instead says "${energyHint}"`);
+    }
+    if (!data.results.energy_j && energyChart) found.push("an energy chart in a report without energy");
+    const resourceCharts = [...document.querySelectorAll("#resources canvas")];
+    const resourcesHint = document.getElementById("resources-hint").textContent;
+    if (resourceCharts.length === 0 && !/not recorded/.test(resourcesHint))
+      found.push(`no register or occupancy chart, and the line instead says "${resourcesHint}"`);
+    resourceCharts.filter((c) => !Chart.getChart(c)).forEach((c) => found.push(`${c.id} is no chart`));
+    if (resourceCharts.length && !/spilled/.test(resourcesHint) && data.results.spill_store_bytes)
+      found.push("resources are charted but the line does not say how many results spilled");
+    const warning = document.getElementById("throttle-warning");
+    const throttled = data.throttled > 0 || data.remeasured > 0;
+    if (throttled === warning.hidden) found.push(`throttled ${data.throttled}, remeasured ${data.remeasured}, but the warning is ${warning.hidden ? "hidden" : "shown"}`);
+    if (data.problems.length && problem >= 0) {
+      const detail = document.getElementById("result-detail").innerText;
+      for (const field of ["registers per thread", "theoretical occupancy", "energy per run", "SM clock while timing", "compile warnings"])
+        if (!detail.includes(field)) found.push(`the result in full does not show ${field}`);
+      if (!data.results.registers && !/registers per thread\s+unknown/.test(detail))
+        found.push("no result has registers, but the result in full does not say unknown");
+    }
+    return found;
+  });
+}
+
+async function selectProblem(page, key) {
+  const value = await page.evaluate((k) => {
+    const option = [...document.querySelectorAll("#problem-select option")].find((o) => o.textContent === k);
+    return option ? option.value : null;
+  }, key);
+  if (value === null) return false;
+  await page.selectOption("#problem-select", value);
+  await page.waitForTimeout(200);
+  return true;
+}
+
+// The energy and resource sections from their heading to the end of the resource charts.
+async function sectionScreenshot(page, file) {
+  const box = await page.evaluate(() => {
+    const top = document.getElementById("energy-hint").previousElementSibling.getBoundingClientRect();
+    const bottom = document.getElementById("resources").getBoundingClientRect();
+    return { y: top.top + window.scrollY - 8, height: bottom.bottom - top.top + 16 };
+  });
+  await page.screenshot({ path: file, fullPage: true, clip: { x: 0, y: box.y, width: 1400, height: box.height } });
+}
+
+// The fixture's problem with energy has a Pareto front of a known size; its problem without says so.
+async function energyReportProblems(page, shot) {
+  const found = [];
+  if (!(await selectProblem(page, noEnergyProblem))) return [`no problem ${noEnergyProblem} to select`];
+  const without = await page.evaluate(() => ({
+    chart: !!document.getElementById("chart-energy"),
+    hint: document.getElementById("energy-hint").textContent,
+    resources: document.querySelectorAll("#resources canvas").length,
+  }));
+  if (without.chart) found.push(`${noEnergyProblem} has no energy, yet an energy chart is drawn`);
+  if (!/energy was not measured/i.test(without.hint)) found.push(`${noEnergyProblem}: the energy line says "${without.hint}"`);
+  if (without.resources !== 2) found.push(`${noEnergyProblem}: ${without.resources} register/occupancy charts, not 2`);
+  found.push(...await observationProblems(page));
+  await sectionScreenshot(page, shot + "-no-energy.png");
+
+  if (!(await selectProblem(page, energyProblem))) return found.concat([`no problem ${energyProblem} to select`]);
+  const withEnergy = await page.evaluate(() => {
+    const canvas = document.getElementById("chart-energy");
+    const chart = canvas && Chart.getChart(canvas);
+    return {
+      front: chart ? chart.data.datasets[0].data.length : -1,
+      rows: document.querySelectorAll("#pareto-table tbody tr").length,
+      throttled: !document.getElementById("throttle-warning").hidden,
+      detail: document.getElementById("result-detail").innerText,
+    };
+  });
+  if (withEnergy.front !== paretoFront) found.push(`the energy chart's Pareto front has ${withEnergy.front} points, not ${paretoFront}`);
+  if (withEnergy.rows !== paretoFront) found.push(`the Pareto table has ${withEnergy.rows} rows, not ${paretoFront}`);
+  if (!withEnergy.throttled) found.push("throttled results, but no throttling warning");
+  if (!/energy per run\s+[\d.]+ [mµn]?J/.test(withEnergy.detail)) found.push("the best result in full shows no energy");
+  found.push(...await observationProblems(page));
+  await sectionScreenshot(page, shot + "-energy.png");
+  return found;
+}

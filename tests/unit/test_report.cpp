@@ -81,11 +81,31 @@ std::vector<unsigned char> base64_bytes(const std::string& text) {
   return out;
 }
 
-std::vector<float> floats(const nlohmann::ordered_json& column) {
-  EXPECT_EQ(column["type"], "f32");
+// A packed column's numbers, as the page's unpack() reads them: float32 values, or indices into
+// "values" (0: none), for every result or for those listed in "at" (the others: none).
+std::vector<float> floats(const nlohmann::ordered_json& column, std::size_t results) {
   const auto bytes = base64_bytes(column["data"]);
-  std::vector<float> values(bytes.size() / 4);
-  std::memcpy(values.data(), bytes.data(), values.size() * 4);
+  std::vector<float> entries;
+  const std::string type = column["type"];
+  if (type == "f32") {
+    entries.resize(bytes.size() / 4);
+    std::memcpy(entries.data(), bytes.data(), entries.size() * 4);
+  } else {
+    EXPECT_TRUE(column.contains("values")) << column.dump();
+    const std::size_t width = type == "u8" ? 1 : 2;
+    for (std::size_t k = 0; k + width <= bytes.size(); k += width) {
+      const unsigned index = width == 1 ? bytes[k] : bytes[k] | bytes[k + 1] << 8;
+      entries.push_back(index ? column["values"][index - 1].get<float>() : std::nanf(""));
+    }
+  }
+  if (!column.contains("at")) {
+    EXPECT_EQ(entries.size(), results);
+    return entries;
+  }
+  std::vector<float> values(results, std::nanf(""));
+  const auto at = base64_bytes(column["at"]["data"]);
+  EXPECT_EQ(column["at"]["type"], "u8");  // the tests' results are few
+  for (std::size_t k = 0; k < at.size(); ++k) values.at(at[k]) = entries.at(k);
   return values;
 }
 
@@ -248,7 +268,7 @@ TEST(Report, ResultsTravelAsPackedColumns) {
   Fixture f;
   sql::Database db(f.path, sql::Database::Mode::read_only);
   const auto data = report::collect(db, {f.device, kEvil, std::nullopt});
-  const auto median = floats(data["results"]["median"]);
+  const auto median = floats(data["results"]["median"], 3);
   ASSERT_EQ(median.size(), 3u);
   EXPECT_FLOAT_EQ(median[0], 1.0f);
   EXPECT_FLOAT_EQ(median[1], 2.0f);
@@ -266,18 +286,18 @@ TEST(Report, ObservationsTravelAsColumnsWhereSomeResultHasThem) {
   sql::Database db(o.path, sql::Database::Mode::read_only);
   const auto data = report::collect(db, {o.device, "scan", std::nullopt});
   const auto& results = data["results"];
-  const auto energy = floats(results["energy_j"]);
+  const auto energy = floats(results["energy_j"], 4);
   ASSERT_EQ(energy.size(), 4u);
   EXPECT_FLOAT_EQ(energy[0], 0.002f);
   EXPECT_TRUE(std::isnan(energy[1]) && std::isnan(energy[2]) && std::isnan(energy[3]));  // unknown, not 0
-  const auto registers = floats(results["registers"]);
+  const auto registers = floats(results["registers"], 4);
   EXPECT_FLOAT_EQ(registers[0], 32.0f);
   EXPECT_FLOAT_EQ(registers[1], 255.0f);
   EXPECT_TRUE(std::isnan(registers[2]));
-  EXPECT_FLOAT_EQ(floats(results["spill_store_bytes"])[0], 0.0f);  // 0 spill bytes is an observation
-  EXPECT_FLOAT_EQ(floats(results["spill_store_bytes"])[1], 64.0f);
-  EXPECT_FLOAT_EQ(floats(results["occupancy"])[0], 1.0f);
-  EXPECT_FLOAT_EQ(floats(results["sm_clock_mhz"])[1], 1500.0f);
+  EXPECT_FLOAT_EQ(floats(results["spill_store_bytes"], 4)[0], 0.0f);  // 0 spill bytes is an observation
+  EXPECT_FLOAT_EQ(floats(results["spill_store_bytes"], 4)[1], 64.0f);
+  EXPECT_FLOAT_EQ(floats(results["occupancy"], 4)[0], 1.0f);
+  EXPECT_FLOAT_EQ(floats(results["sm_clock_mhz"], 4)[1], 1500.0f);
   for (const char* measured : {"power_w", "energy_runs", "throttled_samples", "spill_load_bytes", "static_shared_bytes",
                                "blocks_per_sm"})
     EXPECT_TRUE(results.contains(measured)) << measured;
@@ -329,6 +349,41 @@ TEST(Report, TextObservationsKeepAtMostTwoHundredDifferentTexts) {
   const auto warnings = report::collect(db, {o.device, "scan", std::nullopt})["results"]["compile_warnings"];
   ASSERT_EQ(warnings["texts"].size(), 201u);  // the hostile one, 199 others, and the shared note
   EXPECT_NE(warnings["texts"][200].get<std::string>().find("not kept"), std::string::npos);
+}
+
+// Values that recur (registers, occupancies, clocks) travel once, with an index per result.
+TEST(Report, RecurringValuesTravelAsTheirDistinctValuesAndAnIndex) {
+  Observed o;
+  {
+    db::Store store(o.path);
+    for (int i = 0; i < 100; ++i) {
+      db::ResultRecord r;
+      r.run_id = 1;
+      r.device_id = o.device;
+      r.template_id = 1;
+      r.problem_id = 1;
+      r.config = "block=" + std::to_string(10000 + i);
+      r.config_json = R"({"block":)" + std::to_string(10000 + i) + "}";
+      r.status = "ok";
+      r.time_ms_median = 5 + i;
+      r.launch_json = "[]";
+      r.observations.registers = i % 2 ? 40 : 64;
+      store.add_result(r);
+    }
+  }
+  sql::Database db(o.path, sql::Database::Mode::read_only);
+  const auto results = report::collect(db, {o.device, "scan", std::nullopt})["results"];
+  // In storage order: 32, 255, none, none (the failure), then 64, 40, 64, ...
+  EXPECT_EQ(results["registers"]["values"], nlohmann::json::array({32.0, 255.0, 64.0, 40.0}));
+  const auto index = bytes_of(results["registers"]);
+  ASSERT_EQ(index.size(), 104u);
+  EXPECT_EQ((std::vector<unsigned char>(index.begin(), index.begin() + 6)), (std::vector<unsigned char>{1, 2, 0, 0, 3, 4}));
+  EXPECT_FALSE(results["registers"].contains("at"));
+  EXPECT_EQ(results["median"]["type"], "f32");  // times are all different: float32 values
+  // Energy, measured for one result of 104: that result's value and its index.
+  EXPECT_EQ(bytes_of(results["energy_j"]["at"]), (std::vector<unsigned char>{0}));
+  EXPECT_FLOAT_EQ(floats(results["energy_j"], 104)[0], 0.002f);
+  EXPECT_TRUE(std::isnan(floats(results["energy_j"], 104)[50]));
 }
 
 // Reports read databases as they are: a file older than version 8 has no observation columns.
