@@ -517,7 +517,7 @@
     if (R.flags[i] & FLAG.outsideRange) notes.push("time outside min–max");
     if (R.flags[i] & FLAG.cutShort) notes.push("cut short");
     if (R.flags[i] & FLAG.unverified) notes.push("unverified");
-    if (throttled(i)) notes.push("throttled (" + R.throttled_samples[i] + " samples)");
+    if (throttled(i)) notes.push("throttled (" + R.throttled_samples[i] + (R.throttled_samples[i] === 1 ? " sample)" : " samples)"));
     if (R.flags[i] & FLAG.remeasured) notes.push("remeasured");
     if (spilled(i)) notes.push("spills");
     if (R.compile_warnings[i]) notes.push("compile warnings");
@@ -538,7 +538,6 @@
     { title: "GFLOP/s", get: num(R.gflops), show: (v) => fmt(v), num: true, needs: "gflops" },
     { title: "copy", get: num(R.copy), show: pct, num: true, needs: "copy" },
     { title: "regs", get: num(R.registers), show: whole, num: true, needs: "registers" },
-    { title: "occupancy", get: num(R.occupancy), show: pct, num: true, needs: "occupancy" },
     { title: "energy " + pageEnergyUnit.name, get: num(R.energy_j), show: (v) => fmt(v * pageEnergyUnit.scale), num: true, needs: "energy_j" },
     { title: "run", get: (i) => runIds[R.run[i]], num: true },
     { title: "note", get: noteOf },
@@ -662,6 +661,7 @@
       ["median time", ok ? fmt(R.median[i]) + " ms" : "–"],
       ["min – max", missing(R.min[i]) ? "–" : fmt(R.min[i]) + " – " + fmt(R.max[i]) + " ms"],
       ["samples", count(R.samples[i])],
+      ...metrics.map(([title, column, show]) => [title, missing(R[column][i]) ? "–" : show(i)]),
       ["registers per thread", known(R.registers[i], count)],
       ["spill stores / loads", missing(R.spill_store_bytes[i]) ? "unknown"
         : bytes(R.spill_store_bytes[i]) + " / " + known(R.spill_load_bytes[i], bytes) + " (summed over the plan's kernels)"],

@@ -289,6 +289,15 @@ async function energyReportProblems(page, shot) {
   if (!withEnergy.throttled) found.push("throttled results, but no throttling warning");
   if (!/energy per run\s+[\d.]+ [mµn]?J/.test(withEnergy.detail)) found.push("the best result in full shows no energy");
   found.push(...await observationProblems(page));
+  // A click on a row shows that result in full: the fixture's throttled and remeasured config.
+  await page.fill("#filter-text", "pad=2");
+  await page.waitForTimeout(300);
+  await page.click("#results-table tbody tr:first-child", { timeout: 5000 });
+  const clicked = await page.evaluate(() => document.getElementById("result-detail").innerText);
+  if (!/throttled samples\s+1 \(sw_power_cap\)/.test(clicked) || !/remeasured\s+yes/.test(clicked))
+    found.push("a click on the throttled, remeasured result does not show it in full");
+  await page.fill("#filter-text", "");
+  await page.waitForTimeout(300);
   await sectionScreenshot(page, shot + "-energy.png");
   return found;
 }
