@@ -35,8 +35,11 @@ std::vector<Selection> all_selections(sql::Database& db);
 std::vector<Selection> selections_with_reports(sql::Database& db, const std::string& folder);
 
 // The report's data, as the page script reads it (see reports/assets/report.js for the fields).
-// Per-result numbers travel as base64 typed arrays (little-endian), so that 100 000 results stay
-// a few megabytes and parse in milliseconds.
+// Per-result numbers travel as base64 typed arrays (little-endian), each column in the shortest
+// of its forms (float32 values, distinct values with an index per result, or either for only the
+// results that have a value), so that 100 000 results stay a few megabytes and parse in
+// milliseconds. The observations (db/observations.hpp) travel under their fields' names, where
+// some result has them; the throttled and remeasured counts and the SM clock range with them.
 nlohmann::ordered_json collect(sql::Database& db, const Selection& selection);
 
 // The complete HTML page for the data of a report, an index or a comparison (data["kind"]). Every
