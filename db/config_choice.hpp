@@ -130,6 +130,11 @@ double fastest_ms(const std::vector<EnergyCandidate>& candidates);
 // no candidate in the window has an energy.
 const EnergyCandidate* lowest_energy(const std::vector<EnergyCandidate>& candidates, double within_fraction);
 
+// The candidates that some window chooses (lowest_energy for some within_fraction ≥ 0), fastest
+// first: the pair's time–energy Pareto front under the rule's tie order. The writer stores their
+// cubins, so that whichever window a lookup asks for, its answer has one.
+std::vector<const EnergyCandidate*> energy_front(const std::vector<EnergyCandidate>& candidates);
+
 // Recomputes what the lookup's levels read (choice_tables.hpp): for the match keys whose results
 // changed since the last refresh, or for all of them when problems or devices changed. In one
 // transaction. The writer calls it after a tuning run or an import; until then lookups correct the

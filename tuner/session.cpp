@@ -115,8 +115,12 @@ struct TunedProblem {
 };
 
 // Puts the cubin of each tuned problem's fastest ok config on this architecture into the
-// database, so that applications load it without NVRTC. Configs compiled during the run are
-// compile-cache hits. A cubin that cannot be stored costs a warning, never the run.
+// database, so that applications load it without NVRTC; where energies were measured, also those
+// of the configs a lowest-energy lookup can answer with (the time–energy front, at most
+// kFrontCubins besides the fastest). Configs compiled during the run are compile-cache hits. A
+// cubin that cannot be stored costs a warning, never the run.
+constexpr std::size_t kFrontCubins = 16;
+
 void store_best_cubins(db::Store& store, const Family& family, const Space& space,
                        const std::vector<TunedProblem>& tuned, std::int64_t device_id, std::int64_t template_id,
                        const std::string& source, const std::string& arch, const CompileCache& cache) {
@@ -124,11 +128,16 @@ void store_best_cubins(db::Store& store, const Family& family, const Space& spac
     try {
       const auto best = store.best_result(device_id, template_id, problem_id);
       if (!best) continue;
-      const Compiled compiled =
-          cache.compile_one(compile_request(family, source, space, space.parse(best->config), *problem, arch));
-      if (!compiled.ok) throw Error("NVRTC failed on a config that compiled before: " + compiled.log);
-      store.put_cubin({0, arch, template_id, problem_id, best->config, {compiled.cubin.begin(), compiled.cubin.end()},
-                       best->launch_json, nlohmann::json(compiled.options).dump(), nvrtc_version(), ""});
+      std::vector<db::ResultRecord> chosen{*best};
+      for (db::ResultRecord& r : store.energy_front(device_id, template_id, problem_id))
+        if (r.config != best->config && chosen.size() <= kFrontCubins) chosen.push_back(std::move(r));
+      for (const db::ResultRecord& r : chosen) {
+        const Compiled compiled =
+            cache.compile_one(compile_request(family, source, space, space.parse(r.config), *problem, arch));
+        if (!compiled.ok) throw Error("NVRTC failed on a config that compiled before: " + compiled.log);
+        store.put_cubin({0, arch, template_id, problem_id, r.config, {compiled.cubin.begin(), compiled.cubin.end()},
+                         r.launch_json, nlohmann::json(compiled.options).dump(), nvrtc_version(), ""});
+      }
     } catch (const std::exception& e) {
       std::cerr << fmt::format("tune: warning: no cubin stored for {} {}: {}\n", family.name(), problem->key(), e.what());
     }

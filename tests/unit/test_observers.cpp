@@ -2,8 +2,11 @@
 // taken again, and the one codec every observation travels in (worker messages, cutune JSON).
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
+#include "config_choice.hpp"
 #include "nvml.hpp"
 #include "observations.hpp"
 #include "observers.hpp"
@@ -81,4 +84,26 @@ TEST(Observations, AWrongTypeIsRefusedByName) {
   EXPECT_THROW(db::observations_from_json({{"registers", 3.5}}), std::invalid_argument);
   EXPECT_THROW(db::observations_from_json(nlohmann::json::array()), std::invalid_argument);
   EXPECT_EQ(db::observations_from_json({{"some_future_field", 1}}), db::Observations{});  // newer writers' fields
+}
+
+// Every window's choice is on the front, and only those: the cubins stored for it serve any window.
+TEST(EnergyFront, HoldsExactlyWhatSomeWindowChooses) {
+  using db::EnergyCandidate;
+  const std::vector<EnergyCandidate> candidates{
+      {1, 1.00, 0.50, "a"},          // the fastest
+      {2, 1.02, 0.40, "b"},          // slower, less energy: on the front
+      {3, 1.02, 0.40, "a2"},         // the same time and energy: the smaller config text wins the tie
+      {4, 1.10, 0.45, "c"},          // slower and more energy than b: never chosen
+      {5, 1.30, std::nullopt, "d"},  // no energy: never chosen
+      {6, 1.50, 0.20, "e"},          // far slower, least energy: on the front
+      {7, 0.99, std::nullopt, "f"},  // the fastest of all, unmeasured: sets the window's reference
+  };
+  std::vector<std::string> front;
+  for (const EnergyCandidate* c : db::energy_front(candidates)) front.push_back(c->config);
+  EXPECT_EQ(front, (std::vector<std::string>{"a", "a2", "e"}));
+  std::set<std::string> chosen;
+  for (double within = 0; within <= 0.6; within += 0.001)
+    if (const EnergyCandidate* c = db::lowest_energy(candidates, within)) chosen.insert(c->config);
+  EXPECT_EQ(chosen, std::set<std::string>(front.begin(), front.end()));
+  EXPECT_TRUE(db::energy_front({{1, 1.0, std::nullopt, "x"}}).empty());
 }
