@@ -138,6 +138,9 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel scan --device 0 --max-evals 0" + with_db), "--max-evals must be positive");
   expect_usage_error(tune("--kernel scan --device 0 --cut-ratio 0.5" + with_db), "--cut-ratio must be 0 (never) or more than 1");
   expect_usage_error(tune("--kernel scan --device 0 --cut-ratio -2" + with_db), "--cut-ratio");
+  expect_usage_error(tune("--kernel scan --device 0 --energy-window 0.5" + with_db), "--energy-window needs --energy");
+  expect_usage_error(tune("--kernel scan --device 0 --energy --energy-window 0.01" + with_db),
+                     "--energy-window must be between 0.1 and 60 seconds");
   expect_usage_error(tune("--kernel scan --device 0 --devices 0,1" + with_db), "give --device or --devices, not both");
   expect_usage_error(tune("--kernel scan --device 0 --restrict '" + std::string(6800, '(') + "block" +
                           std::string(6800, ')') + "'" + with_db),
