@@ -11,6 +11,7 @@
 
 #include "compile.hpp"
 #include "l2_flush.hpp"
+#include "sample_timer.hpp"
 #include "tool_version.hpp"
 
 namespace cutune::bench {
@@ -28,43 +29,26 @@ MeasureOptions bench_measure_options() {
   return o;
 }
 
-// A CUDA event that is destroyed with its owner.
-class Event {
- public:
-  Event() { CUTUNE_CUDART(cudaEventCreate(&event_)); }
-  ~Event() { cudaEventDestroy(event_); }
-  Event(const Event&) = delete;  // owns the event
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
+// The engine's sample timer (sample_timer.hpp) on the session's stream: the runtime API's stream is
+// the driver's, in the device's primary context, which the runtime shares.
 Measurement time_on(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, const MeasureOptions& options,
-                    std::size_t l2_bytes, BenchSession::L2Flush flush_kind) {
-  const DeviceBytes flush(std::max<std::size_t>(2 * l2_bytes, 16 << 20));
-  const Event start, stop;
-  for (int i = 0; i < options.warmup_runs; ++i) launch(stream);
-  CUTUNE_CUDART(cudaStreamSynchronize(stream));
-  std::vector<double> samples;
-  while (!enough_samples(samples, options)) {
-    if (options.flush_l2 && flush_kind == BenchSession::L2Flush::read) {
+                    std::int64_t l2_bytes, BenchSession::L2Flush flush_kind) {
+  const DeviceBytes flush(l2_flush_bytes(l2_bytes));
+  CudaEventClock clock(stream);
+  SampleWork work{.run = [&] { launch(stream); }};
+  if (options.flush_l2 && flush_kind == BenchSession::L2Flush::read)
+    work.flush = [&](std::size_t) {
       read_through(flush.get(), flush.bytes(), stream);
       CUTUNE_CUDART(cudaGetLastError());
-    } else if (options.flush_l2) {
-      CUTUNE_CUDART(cudaMemsetAsync(flush.get(), static_cast<int>(samples.size() & 0xff), flush.bytes(), stream));
-    }
-    CUTUNE_CUDART(cudaEventRecord(start.get(), stream));
-    launch(stream);
-    CUTUNE_CUDART(cudaEventRecord(stop.get(), stream));
-    CUTUNE_CUDART(cudaEventSynchronize(stop.get()));
-    float ms = 0;
-    CUTUNE_CUDART(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    samples.push_back(ms);
-  }
+    };
+  else if (options.flush_l2)
+    work.flush = [&](std::size_t index) {
+      CUTUNE_CUDART(cudaMemsetAsync(flush.get(), static_cast<int>(index & 0xff), flush.bytes(), stream));
+    };
+  SampleTimer timer(clock, std::move(work));
+  const SampleSet taken = timer.measure(options.warmup_runs, StoppingRule::from(options));
   CUTUNE_CUDART(cudaGetLastError());
-  return summarize(samples);
+  return summarize(taken.samples_ms);
 }
 
 struct StoredBest {
@@ -188,7 +172,7 @@ Outcome BenchSession::run_config(const Family& family, const Problem& problem, c
 }
 
 Measurement BenchSession::time(const std::function<void(cudaStream_t)>& launch, L2Flush flush) const {
-  return time_on(launch, stream_, options_, static_cast<std::size_t>(device_.limits().l2_bytes), flush);
+  return time_on(launch, stream_, options_, device_.limits().l2_bytes, flush);
 }
 
 Measurement BenchSession::time_copy_moving(double bytes) const {

@@ -1,6 +1,6 @@
 #pragma once
-// Shared by the bench programs: time a baseline with the same method the tuner uses (warm-up,
-// L2 flush before every sample, CUDA events, the stopping rule of measure.hpp), and run a
+// Shared by the bench programs: time a baseline with the tuner's own sample loop (SampleTimer:
+// warm-up, L2 flush before every sample, CUDA events, the stopping rule of measure.hpp), and run a
 // stored config through the engine's evaluator (which also verifies it).
 #include <cuda_runtime.h>
 
@@ -73,8 +73,8 @@ Verdict check_baseline(const Family& family, const Problem& problem, const HostB
 
 // What every bench program sets up — the device (current for the runtime API too), the results
 // database, a stream and the measurement method — and the steps its comparison rows take. Every
-// time is measured like the tuner measures configs: warm-up, an L2 flush before every sample,
-// CUDA events, the stopping rule of measure.hpp.
+// time is measured by the tuner's SampleTimer: warm-up, an L2 flush before every sample, CUDA
+// events, the stopping rule of measure.hpp (with more samples than a tuning run takes).
 class BenchSession {
  public:
   explicit BenchSession(const BenchArgs& args);

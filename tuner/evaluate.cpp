@@ -10,6 +10,7 @@
 #include "observers.hpp"
 #include "output_check.hpp"
 #include "ptxas_report.hpp"
+#include "sample_timer.hpp"
 #include "verify.hpp"
 
 namespace cutune {
@@ -56,9 +57,15 @@ void add_launch_resources(db::Observations& o, const nlohmann::json& step, unsig
 
 // Device-side state for the current problem. Rebuilt from the host copies after a fault.
 struct GpuEvaluator::State {
+  explicit State(double timeout) : timeout_seconds(timeout) {}
+  State(const State&) = delete;  // the clock's wait refers to this state
+  State& operator=(const State&) = delete;
+
   Stream stream;
-  Event start, stop;
-  DeviceBuffer flush;
+  double timeout_seconds;  // one run longer than this is a hang (MeasureOptions::timeout_seconds)
+  // The sample timer's events on the stream; it waits as wait() does, so a hung sample is a Timeout.
+  CudaEventClock clock{stream.get(), [this] { wait(); }};
+  DeviceBuffer flush;  // overwritten before every timed sample (MeasureOptions::flush_l2)
   Problem problem;
   HostBuffers inputs, expected;
   std::vector<BufferSpec> io_specs;
@@ -110,11 +117,12 @@ struct GpuEvaluator::State {
     return it->second;
   }
 
-  // Waits for the stream, polling so that a hung kernel becomes a Timeout instead of a hang.
-  // Spins for the first kSpin (most runs end within it, and the next sample starts at once), then
-  // polls every kPoll: a long run leaves the core to the compile processes, and the GPU idles at
-  // most kPoll after it. CUDA events time the samples, so how the host waits never changes them.
-  void wait(double timeout_seconds) {
+  // Waits for the stream, polling so that a run longer than timeout_seconds becomes a Timeout
+  // instead of a hang. Spins for the first kSpin (most runs end within it, and the next sample
+  // starts at once), then polls every kPoll: a long run leaves the core to the compile processes,
+  // and the GPU idles at most kPoll after it. CUDA events time the samples, so how the host waits
+  // never changes them.
+  void wait() {
     constexpr auto kSpin = std::chrono::microseconds(500);
     constexpr auto kPoll = std::chrono::microseconds(50);
     const auto started = Clock::now();
@@ -166,14 +174,14 @@ void GpuEvaluator::set_problem(const Problem& problem, HostBuffers inputs) {
 
 void GpuEvaluator::set_problem(HostProblem host) {
   device_.make_current();
-  auto state = std::make_unique<State>();
+  auto state = std::make_unique<State>(options_.timeout_seconds);
   const Problem& problem = host.problem;
   state->problem = problem;
   state->io_specs = family_.buffers(problem);
   const std::optional<GpuReference> gpu_reference = family_.gpu_reference(problem);
   state->expected = std::move(host.expected);
   state->inputs = std::move(host.inputs);
-  if (options_.flush_l2) state->flush = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(2 * device_.limits().l2_bytes, 16 << 20)));
+  if (options_.flush_l2) state->flush = DeviceBuffer(l2_flush_bytes(device_.limits().l2_bytes));
   state_.reset();  // free the previous problem's buffers before allocating this one's
   for (const auto& spec : state->io_specs) {
     auto& b = state->buffers[spec.name] = DeviceBuffer(static_cast<std::size_t>(spec.bytes));
@@ -216,7 +224,7 @@ void GpuEvaluator::compute_expected_on_gpu(State& s, const GpuReference& referen
     }
   s.prepare_verified_run();
   run_plan(s, reference.plan, functions);
-  s.wait(options_.timeout_seconds);
+  s.wait();
   for (const auto& spec : s.io_specs) {
     if (spec.role != BufferRole::output) continue;
     auto& host = s.expected.at(spec.name);
@@ -368,47 +376,33 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
     const auto verify_started = Clock::now();
     s.prepare_verified_run();
     run_plan(s, plan, functions);
-    s.wait(options_.timeout_seconds);
+    s.wait();
     const bool first_ok = verify("first run");
     outcome.verify_seconds = seconds_since(verify_started);
     if (!first_ok) return outcome;
 
     // ---- warm-up and timed samples --------------------------------------------------------------
     const auto bench_started = Clock::now();
-    for (int i = 0; i < options_.warmup_runs; ++i) {
-      s.restore_initialised_outputs();
-      run_plan(s, plan, functions);
-    }
-    s.wait(options_.timeout_seconds);
-    std::vector<double> samples;
     ClockWatch clocks(gpu_ ? &*gpu_ : nullptr);
-    const auto take_samples = [&] {
-      while (!enough_samples(samples, options_)) {
-        s.restore_initialised_outputs();
-        if (options_.flush_l2)
-          CUTUNE_CU(cuMemsetD32Async, s.flush.get(), static_cast<unsigned>(samples.size()), s.flush.bytes() / 4, s.stream.get());
-        s.start.record(s.stream.get());
-        run_plan(s, plan, functions);
-        s.stop.record(s.stream.get());
-        s.wait(options_.timeout_seconds);
-        samples.push_back(s.stop.elapsed_ms_since(s.start));
-        clocks.after_sample();
-        if (clearly_behind(samples, best_ms, options_)) {
-          outcome.cut_short = true;
-          break;
-        }
-      }
-    };
-    take_samples();
+    SampleWork work{.run = [&] { run_plan(s, plan, functions); },
+                    .before_run = [&] { s.restore_initialised_outputs(); },
+                    .after_sample = [&] { clocks.after_sample(); }};
+    if (options_.flush_l2)
+      work.flush = [&](std::size_t index) {
+        CUTUNE_CU(cuMemsetD32Async, s.flush.get(), static_cast<unsigned>(index), s.flush.bytes() / 4, s.stream.get());
+      };
+    SampleTimer timer(s.clock, std::move(work));
+    const StoppingRule rule = StoppingRule::from(options_, best_ms);
+    SampleSet taken = timer.measure(options_.warmup_runs, rule);
     // Samples taken while the GPU slowed itself down for power or heat say little of the config:
     // most of them throttled, they are taken once more, and the result counts what the second
     // set saw (a GPU that throttles throughout shows it there).
-    if (clocks.mostly_throttled() && !outcome.cut_short) {
-      samples.clear();
+    if (clocks.mostly_throttled() && !taken.cut_short) {
       clocks.restart();
       observed.remeasured = true;
-      take_samples();
+      taken = timer.sample(rule);
     }
+    outcome.cut_short = taken.cut_short;
     clocks.fill(observed);
     outcome.benchmark_seconds = seconds_since(bench_started);
 
@@ -417,13 +411,13 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
     const bool still_ok = verify("after timing");
     outcome.verify_seconds += seconds_since(reverify_started);
     if (!still_ok) return outcome;
-    outcome.measurement = summarize(std::move(samples));
+    outcome.measurement = summarize(std::move(taken.samples_ms));
 
     // ---- energy: the plan back to back, after everything that checks its outputs --------------
     if (options_.energy_seconds > 0 && gpu_ && !outcome.cut_short) {
       const auto energy_started = Clock::now();
       EnergyRuns runs{s.stream.get(), [&] { run_plan(s, plan, functions); }, outcome.measurement->median_ms,
-                      options_.energy_seconds, [&] { s.wait(options_.timeout_seconds); }};
+                      options_.energy_seconds, [&] { s.wait(); }};
       if (const auto window = measure_energy(*gpu_, runs)) {
         observed.energy_j = window->energy_j;
         observed.power_w = window->power_w;
@@ -435,7 +429,7 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
   } catch (const LaunchFailure& e) {
     outcome.status = Status::launch_error;
     outcome.error = e.what();
-    s.wait(options_.timeout_seconds);
+    s.wait();
   } catch (const Timeout& e) {
     outcome.status = Status::timeout;
     outcome.error = e.what();
@@ -507,19 +501,11 @@ double GpuEvaluator::measure_copy_bandwidth(Device& device) {
       std::min<std::int64_t>(std::int64_t{512} << 20, device.fingerprint().memory_bytes / 8));
   DeviceBuffer source(bytes), destination(bytes);
   Stream stream;
-  Event start, stop;
+  CudaEventClock clock(stream.get());
   CUTUNE_CU(cuMemsetD32Async, source.get(), 0x3f800000u, bytes / 4, stream.get());  // 1.0f, not zeros
-  for (int i = 0; i < 3; ++i) CUTUNE_CU(cuMemcpyDtoDAsync, destination.get(), source.get(), bytes, stream.get());
-  stream.synchronize();
-  std::vector<double> samples;
-  for (int i = 0; i < 20; ++i) {
-    start.record(stream.get());
-    CUTUNE_CU(cuMemcpyDtoDAsync, destination.get(), source.get(), bytes, stream.get());
-    stop.record(stream.get());
-    stream.synchronize();
-    samples.push_back(stop.elapsed_ms_since(start));
-  }
-  const double median_ms = summarize(samples).median_ms;
+  // 3 warm-up copies, then 20 timed ones; no L2 flush, as each copy is far larger than the L2.
+  SampleTimer timer(clock, {.run = [&] { CUTUNE_CU(cuMemcpyDtoDAsync, destination.get(), source.get(), bytes, stream.get()); }});
+  const double median_ms = summarize(timer.measure(3, StoppingRule::fixed_count(20)).samples_ms).median_ms;
   return 2.0 * static_cast<double>(bytes) / (median_ms * 1e-3) / 1e9;
 }
 

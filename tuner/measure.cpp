@@ -40,4 +40,26 @@ bool enough_samples(const std::vector<double>& samples_ms, const MeasureOptions&
   return relative_error < options.target_relative_error;
 }
 
+StoppingRule StoppingRule::from(const MeasureOptions& options, std::optional<double> best_ms) {
+  StoppingRule rule;
+  rule.options_ = options;
+  rule.best_ms_ = best_ms;
+  return rule;
+}
+
+StoppingRule StoppingRule::fixed_count(int samples) {
+  StoppingRule rule;
+  rule.count_ = samples;
+  return rule;
+}
+
+bool StoppingRule::enough(const std::vector<double>& samples_ms) const {
+  if (options_) return enough_samples(samples_ms, *options_);
+  return static_cast<int>(samples_ms.size()) >= count_;
+}
+
+bool StoppingRule::cut_short(const std::vector<double>& samples_ms) const {
+  return options_ && clearly_behind(samples_ms, best_ms_, *options_);
+}
+
 }  // namespace cutune

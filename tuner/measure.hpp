@@ -1,6 +1,6 @@
 #pragma once
 // Timing statistics and the stopping rule. Pure functions, so they are tested without a GPU;
-// evaluate.cpp does the timed launches with CUDA events.
+// the sample loop that applies them on the GPU is SampleTimer (sample_timer.hpp).
 #include <cstddef>
 #include <optional>
 #include <vector>
@@ -40,5 +40,25 @@ bool enough_samples(const std::vector<double>& samples_ms, const MeasureOptions&
 // for the same problem: at least cut_after_samples of them, and even the fastest is more than
 // cut_ratio times the best. Its result is then stored as cut short, never as a full measurement.
 bool clearly_behind(const std::vector<double>& samples_ms, std::optional<double> best_ms, const MeasureOptions& options);
+
+// When a set of samples ends, as a value the sample loop asks after each sample: either the rule
+// above (enough_samples under MeasureOptions, and clearly_behind when a best median is known), or
+// a fixed count that is never cut short (the copy bandwidth's 20 samples).
+class StoppingRule {
+ public:
+  static StoppingRule from(const MeasureOptions& options, std::optional<double> best_ms = std::nullopt);
+  static StoppingRule fixed_count(int samples);
+
+  // The set is complete (asked before every sample, so a set can hold no sample).
+  bool enough(const std::vector<double>& samples_ms) const;
+  // The set stops here, behind the best: its samples are a cut-short result's.
+  bool cut_short(const std::vector<double>& samples_ms) const;
+
+ private:
+  StoppingRule() = default;
+  std::optional<MeasureOptions> options_;  // none: a fixed count
+  std::optional<double> best_ms_;
+  int count_ = 0;
+};
 
 }  // namespace cutune

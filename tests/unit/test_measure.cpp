@@ -54,3 +54,20 @@ TEST(CutShort, OnlyAConfigClearlyBehindTheBestStopsEarly) {
   o.cut_ratio = 0;
   EXPECT_FALSE(clearly_behind({50.0, 50.0, 50.0}, 1.0, o));          // disabled
 }
+
+TEST(StoppingRule, AsAValueItAppliesTheOptionsOrAFixedCount) {
+  MeasureOptions o;
+  o.min_samples = 5;
+  const std::vector<double> steady(5, 1.0);
+  EXPECT_TRUE(StoppingRule::from(o).enough(steady));
+  EXPECT_FALSE(StoppingRule::from(o).enough({1.0, 1.0}));
+  // A fixed count ignores how noisy the samples are, and how far behind.
+  EXPECT_FALSE(StoppingRule::fixed_count(3).enough({1.0, 100.0}));
+  EXPECT_TRUE(StoppingRule::fixed_count(3).enough({1.0, 100.0, 1.0}));
+  EXPECT_TRUE(StoppingRule::fixed_count(0).enough({}));
+  EXPECT_FALSE(StoppingRule::fixed_count(3).cut_short({50.0, 50.0, 50.0}));
+  // Cut short only against a best median, as clearly_behind says.
+  EXPECT_FALSE(StoppingRule::from(o).cut_short({50.0, 50.0, 50.0}));
+  EXPECT_TRUE(StoppingRule::from(o, 1.0).cut_short({50.0, 50.0, 50.0}));
+  EXPECT_FALSE(StoppingRule::from(o, 1.0).cut_short({50.0, 50.0}));
+}
