@@ -79,32 +79,27 @@ std::optional<nlohmann::json> read_frame(int fd) {
   return nlohmann::json::from_cbor(payload);
 }
 
-nlohmann::json to_json(const Outcome& o) {
-  nlohmann::json j{{"status", to_string(o.status)},     {"error", o.error},
-                   {"verify_s", o.verify_seconds},      {"benchmark_s", o.benchmark_seconds},
-                   {"launch_json", o.launch_json}, {"verified", o.verified}, {"cut_short", o.cut_short}};
-  if (o.error_index) j["error_index"] = *o.error_index;
-  if (o.measurement) j["samples_ms"] = o.measurement->samples_ms;
-  j["observations"] = db::to_json(o.observations);
-  return j;
+void to_json(nlohmann::json& j, Status status) { j = to_string(status); }
+
+void from_json(const nlohmann::json& j, Status& status) {
+  const std::string name = j.get<std::string>();
+  const auto named = status_named(name);
+  if (!named) throw Error("unknown status '" + name + "'");
+  status = *named;
 }
 
-Outcome outcome_from_json(const nlohmann::json& j) {
-  Outcome o;
-  const std::string status = j.at("status").get<std::string>();
-  const auto named = status_named(status);
-  if (!named) throw Error("the GPU worker answered with an unknown status '" + status + "'");
-  o.status = *named;
-  o.error = j.at("error").get<std::string>();
-  o.verify_seconds = j.at("verify_s").get<double>();
-  o.benchmark_seconds = j.at("benchmark_s").get<double>();
-  o.launch_json = j.at("launch_json").get<std::string>();
-  o.verified = j.value("verified", true);
-  o.cut_short = j.value("cut_short", false);
-  if (j.contains("error_index")) o.error_index = j["error_index"].get<std::int64_t>();
-  if (j.contains("samples_ms")) o.measurement = summarize(j["samples_ms"].get<std::vector<double>>());
-  if (j.contains("observations")) o.observations = db::observations_from_json(j["observations"]);
-  return o;
+void to_json(nlohmann::json& j, const Measurement& measurement) { j = measurement.samples_ms; }
+
+void from_json(const nlohmann::json& j, Measurement& measurement) {
+  measurement = summarize(j.get<std::vector<double>>());
+}
+
+Outcome outcome_from_json(const nlohmann::json& message) {
+  try {
+    return message.get<Outcome>();
+  } catch (const std::exception& e) {
+    throw Error(std::string("the GPU worker's answer cannot be read: ") + e.what());
+  }
 }
 
 std::string worker_executable() {
@@ -231,12 +226,7 @@ nlohmann::json EvaluationWorker::request(const nlohmann::json& message, double t
 }
 
 nlohmann::json EvaluationWorker::problem_message(const char* op, const Problem& problem, std::uint64_t seed) const {
-  return {{"op", op},
-          {"family", family_.name()},
-          {"spec", family_.spec_file().value_or("")},
-          {"problem", problem.descriptor()},
-          {"seed", seed},
-          {"measure", options_}};
+  return ProblemMessage{op, family_.name(), family_.spec_file().value_or(""), problem.descriptor(), seed, options_};
 }
 
 void EvaluationWorker::set_problem(const Problem& problem, std::uint64_t seed) {
@@ -296,13 +286,12 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
       setup_host_seconds_ += answer.value("host_seconds", 0.0);
       setup_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting_since).count();
     }
-    const nlohmann::json reply =
-        request({{"op", "evaluate"},
-                 {"config", space.key(config)},
-                 {"best_ms", best_ms ? nlohmann::json(*best_ms) : nlohmann::json()},
-                 {"log", compiled.log},  // ptxas' resource report (spills) and the compile's warnings
-                 {"cubin", nlohmann::json::binary(std::vector<std::uint8_t>(compiled.cubin.begin(), compiled.cubin.end()))}},
-                backstop);
+    const EvaluateMessage message{
+        .config = space.key(config),
+        .best_ms = best_ms,
+        .log = compiled.log,
+        .cubin = nlohmann::json::binary_t(std::vector<std::uint8_t>(compiled.cubin.begin(), compiled.cubin.end()))};
+    const nlohmann::json reply = request(message, backstop);
     Outcome outcome = outcome_from_json(reply);
     // The worker can do no more GPU work; after a hang its kernel may still be running, and
     // only killing the process makes the driver tear it down.
@@ -357,37 +346,37 @@ int serve_worker(int device_ordinal) {
     if (read_frame(STDIN_FILENO)) write_frame(STDOUT_FILENO, {{"fatal", e.what()}});
     return 1;
   }
-  const auto resolve_family = [&](const nlohmann::json& message) {
-    const std::string spec_file = message.value("spec", "");
-    if (spec_file.empty()) {
-      family = &family_named(message.at("family").get<std::string>());
-    } else if (!spec || spec->spec_file() != spec_file) {
+  const auto resolve_family = [&](const ProblemMessage& request) {
+    if (request.spec.empty()) {
+      family = &family_named(request.family);
+    } else if (!spec || spec->spec_file() != request.spec) {
       if (prepared) prepared->host.wait();  // it may be using the spec about to be replaced
       prepared.reset();
-      spec = load_spec_family(spec_file);
+      spec = load_spec_family(request.spec);
       family = spec.get();
     } else {
       family = spec.get();
     }
   };
-  const auto key_of = [](const nlohmann::json& message) {
-    return message.at("problem").dump() + "#" + std::to_string(message.at("seed").get<std::uint64_t>());
+  const auto key_of = [](const ProblemMessage& request) {
+    return request.problem.dump() + "#" + std::to_string(request.seed);
   };
   while (auto message = read_frame(STDIN_FILENO)) {
-    const std::string op = message->at("op").get<std::string>();
     try {
+      const std::string op = message->at("op").get<std::string>();
       if (op == "problem") {
-        resolve_family(*message);
+        const auto request = message->get<ProblemMessage>();
+        resolve_family(request);
         space = family->space(device->limits());
-        const Problem problem = family->problem_from_descriptor(message->at("problem"));
+        const Problem problem = family->problem_from_descriptor(request.problem);
         evaluator.reset();  // its buffers go before this problem's are allocated
-        evaluator = std::make_unique<GpuEvaluator>(*device, *family, message->at("measure").get<MeasureOptions>());
+        evaluator = std::make_unique<GpuEvaluator>(*device, *family, request.measure);
         // The host side as prepared while the last problem was measured (waiting for it if need
         // be), else computed now; timed apart from the GPU's part, for the run's summary.
         const auto host_started = std::chrono::steady_clock::now();
-        HostProblem host = prepared && prepared->key == key_of(*message)
+        HostProblem host = prepared && prepared->key == key_of(request)
                                ? prepared->host.get()
-                               : GpuEvaluator::host_problem(*family, problem, message->at("seed").get<std::uint64_t>());
+                               : GpuEvaluator::host_problem(*family, problem, request.seed);
         const double host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - host_started).count();
         prepared.reset();
         evaluator->set_problem(std::move(host));
@@ -395,8 +384,9 @@ int serve_worker(int device_ordinal) {
       } else if (op == "prepare") {
         // Answered at once; the work goes on while evaluations are served. Skipped when the two
         // problems' host buffers together could crowd the machine's memory.
-        resolve_family(*message);
-        const Problem next = family->problem_from_descriptor(message->at("problem"));
+        const auto request = message->get<ProblemMessage>();
+        resolve_family(request);
+        const Problem next = family->problem_from_descriptor(request.problem);
         double bytes = 0;
         for (const auto& b : family->buffers(next)) bytes += static_cast<double>(b.bytes);
         const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
@@ -404,22 +394,19 @@ int serve_worker(int device_ordinal) {
         if (prepared) prepared->host.wait();
         prepared.reset();
         if (worth_it)
-          prepared = Prepared{key_of(*message),
-                              std::async(std::launch::async, [family = family, next, seed = message->at("seed").get<std::uint64_t>()] {
+          prepared = Prepared{key_of(request), std::async(std::launch::async, [family = family, next, seed = request.seed] {
                                 return GpuEvaluator::host_problem(*family, next, seed);
                               })};
         write_frame(STDOUT_FILENO, {{"ok", true}, {"preparing", worth_it}});
       } else if (op == "evaluate") {
         if (!evaluator) throw Error("evaluate before problem");
-        const auto& bytes = message->at("cubin").get_binary();
+        const auto request = message->get<EvaluateMessage>();
         Compiled compiled;
         compiled.ok = true;
-        compiled.cubin.assign(bytes.begin(), bytes.end());
-        compiled.log = message->value("log", std::string());
-        const auto& best = message->value("best_ms", nlohmann::json());
-        const Outcome outcome = evaluator->evaluate(*space, space->parse(message->at("config").get<std::string>()), compiled,
-                                                    best.is_number() ? std::optional<double>(best.get<double>()) : std::nullopt);
-        nlohmann::json reply = to_json(outcome);
+        compiled.cubin.assign(request.cubin.begin(), request.cubin.end());
+        compiled.log = request.log;
+        const Outcome outcome = evaluator->evaluate(*space, space->parse(request.config), compiled, request.best_ms);
+        nlohmann::json reply = outcome;
         reply["exiting"] = !evaluator->usable();
         write_frame(STDOUT_FILENO, reply);
         // Sticky fault or hang: leave at once, without destructors, which would wait on the

@@ -93,13 +93,90 @@ SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv);
 void write_frame(int fd, const nlohmann::json& message);
 std::optional<nlohmann::json> read_frame(int fd);
 
-// The messages' conversions. MeasureOptions is plain data: its fields are listed once, here (a
-// field the sender leaves out keeps its default). An Outcome travels as its samples, summarised
-// again on arrival, and its status by name (core/status.hpp).
+// ---- the messages ------------------------------------------------------------------------------
+// Each struct that crosses the pipe has its fields listed once, in one NLOHMANN_DEFINE_TYPE_…
+// line at the end of this file, which makes both directions of its conversion. Members that are
+// not plain JSON (Status, Measurement, std::optional, db::Observations) have their own conversion,
+// declared first.
+
+// "problem": set this problem up now (its answer: {"ok", "host_seconds"}); "prepare": compute its
+// host side on other threads while the current one is measured (answered at once).
+struct ProblemMessage {
+  std::string op;          // "problem" or "prepare"
+  std::string family;      // the family's name
+  std::string spec;        // a kernel spec family's file, read again by the worker; '' for a built-in
+  nlohmann::json problem;  // Problem::descriptor()
+  std::uint64_t seed = 0;  // of the inputs
+  MeasureOptions measure;
+};
+
+// "evaluate": one config of the problem set up last; answered with its Outcome (and "exiting",
+// true when the worker can do no more GPU work and leaves).
+struct EvaluateMessage {
+  std::string op = "evaluate";
+  std::string config;             // Space::key
+  std::optional<double> best_ms;  // the best median so far, for cutting losers short
+  std::string log;                // the compile's: ptxas' resource report (spills) and its warnings
+  nlohmann::json::binary_t cubin;
+};
+
+// A status travels by its name (core/status.hpp's table); a name no status has is refused.
+void to_json(nlohmann::json& j, Status status);
+void from_json(const nlohmann::json& j, Status& status);
+// A measurement travels as its samples, and is summarised again on arrival.
+void to_json(nlohmann::json& j, const Measurement& measurement);
+void from_json(const nlohmann::json& j, Measurement& measurement);
+
+// The worker's answer to "evaluate"; throws Error saying what in it cannot be read (an unknown
+// status, a missing field).
+Outcome outcome_from_json(const nlohmann::json& message);
+
+}  // namespace cutune
+
+// Before the field lists below, whose conversions use them.
+namespace nlohmann {
+
+// std::optional as null or its value (nlohmann/json 3.11.2 has no conversion of its own).
+template <class T>
+struct adl_serializer<std::optional<T>> {
+  template <class Json>
+  static void to_json(Json& j, const std::optional<T>& value) {
+    if (value)
+      j = *value;
+    else
+      j = nullptr;
+  }
+  template <class Json>
+  static void from_json(const Json& j, std::optional<T>& value) {
+    if (j.is_null())
+      value.reset();
+    else
+      value = j.template get<T>();
+  }
+};
+
+// Observations as db/observations.hpp converts them: their fields are listed there, once
+// (kObservationFields), for the store's columns, cutune JSON and these messages alike.
+template <>
+struct adl_serializer<cutune::db::Observations> {
+  static void to_json(json& j, const cutune::db::Observations& observations) { j = cutune::db::to_json(observations); }
+  static void from_json(const json& j, cutune::db::Observations& observations) {
+    observations = cutune::db::observations_from_json(j);
+  }
+};
+
+}  // namespace nlohmann
+
+namespace cutune {
+
+// MeasureOptions: a field the sender leaves out keeps its default. The others name every field:
+// both ends are one build, and a reply missing its status must not read as ok.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasureOptions, warmup_runs, min_samples, max_samples, max_sample_seconds,
                                                 target_relative_error, flush_l2, timeout_seconds, cut_ratio,
                                                 cut_after_samples, energy_seconds)
-nlohmann::json to_json(const Outcome& outcome);
-Outcome outcome_from_json(const nlohmann::json& message);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProblemMessage, op, family, spec, problem, seed, measure)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EvaluateMessage, op, config, best_ms, log, cubin)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Outcome, status, measurement, error, error_index, verify_seconds, benchmark_seconds,
+                                   verified, cut_short, launch_json, observations)
 
 }  // namespace cutune

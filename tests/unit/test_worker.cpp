@@ -21,26 +21,119 @@ TEST(WorkerFrames, RoundTripThroughAPipe) {
   close(fds[0]);
 }
 
-TEST(WorkerMessages, OutcomeSurvivesTheTrip) {
+namespace {
+
+// An outcome with every field away from its default.
+Outcome full_outcome() {
   Outcome o;
   o.status = Status::wrong_result;
-  o.error = "tooffsets[5]: expected 1, got 2";
-  o.error_index = 5;
-  o.verify_seconds = 0.25;
-  o.launch_json = R"([{"kernel":"k"}])";
-  Outcome back = outcome_from_json(to_json(o));
-  EXPECT_EQ(back.status, Status::wrong_result);
-  EXPECT_EQ(back.error, o.error);
-  EXPECT_EQ(back.error_index, 5);
-  EXPECT_FALSE(back.measurement);
-
-  o.status = Status::ok;
-  o.error_index.reset();
   o.measurement = summarize({1.0, 3.0, 2.0});
-  back = outcome_from_json(to_json(o));
+  o.error = "tooffsets[5]: expected 1, got 2";
+  o.error_index = std::int64_t{1} << 40;
+  o.verify_seconds = 0.25;
+  o.benchmark_seconds = 1.5;
+  o.verified = false;
+  o.cut_short = true;
+  o.launch_json = R"([{"kernel":"k"}])";
+  o.observations.energy_j = 0.125;
+  o.observations.energy_method = "energy_counter";
+  o.observations.throttled_samples = 0;  // an observation, not an unknown
+  o.observations.remeasured = true;
+  o.observations.registers = 40;
+  o.observations.occupancy = 0.75;
+  o.observations.compile_warnings = "warning: unused variable";
+  return o;
+}
+
+// The trip through the pipe: JSON, CBOR frames, JSON, Outcome.
+Outcome through_a_pipe(const Outcome& o) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  write_frame(fds[1], o);
+  close(fds[1]);
+  const auto frame = read_frame(fds[0]);
+  close(fds[0]);
+  return outcome_from_json(frame.value());
+}
+
+}  // namespace
+
+TEST(WorkerMessages, EveryOutcomeFieldSurvivesTheTrip) {
+  const Outcome o = full_outcome();
+  const Outcome back = through_a_pipe(o);
+  EXPECT_EQ(back.status, Status::wrong_result);
   ASSERT_TRUE(back.measurement);
-  EXPECT_DOUBLE_EQ(back.measurement->median_ms, 2.0);
-  EXPECT_EQ(back.measurement->samples_ms.size(), 3u);
+  EXPECT_EQ(back.measurement->samples_ms, (std::vector<double>{1.0, 3.0, 2.0}));
+  EXPECT_DOUBLE_EQ(back.measurement->median_ms, 2.0);  // summarised again on arrival
+  EXPECT_DOUBLE_EQ(back.measurement->max_ms, 3.0);
+  EXPECT_EQ(back.error, o.error);
+  EXPECT_EQ(back.error_index, o.error_index);
+  EXPECT_DOUBLE_EQ(back.verify_seconds, 0.25);
+  EXPECT_DOUBLE_EQ(back.benchmark_seconds, 1.5);
+  EXPECT_FALSE(back.verified);
+  EXPECT_TRUE(back.cut_short);
+  EXPECT_EQ(back.launch_json, o.launch_json);
+  EXPECT_EQ(back.observations, o.observations);
+  // The wire: the status by name, the measurement as its samples.
+  const nlohmann::json wire = o;
+  EXPECT_EQ(wire.at("status"), "wrong_result");
+  EXPECT_EQ(wire.at("measurement"), nlohmann::json({1.0, 3.0, 2.0}));
+}
+
+TEST(WorkerMessages, WhatAnOutcomeLacksStaysLacking) {
+  const Outcome back = through_a_pipe(Outcome{});
+  EXPECT_EQ(back.status, Status::ok);
+  EXPECT_FALSE(back.measurement);
+  EXPECT_FALSE(back.error_index);
+  EXPECT_TRUE(back.verified);
+  EXPECT_FALSE(back.cut_short);
+  EXPECT_EQ(back.observations, db::Observations{});
+}
+
+TEST(WorkerMessages, AnUnknownStatusOrAMissingFieldIsRefused) {
+  nlohmann::json wire = full_outcome();
+  wire["status"] = "bogus";
+  try {
+    outcome_from_json(wire);
+    FAIL() << "an unknown status was accepted";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("GPU worker"), std::string::npos) << message;
+    EXPECT_NE(message.find("unknown status 'bogus'"), std::string::npos) << message;
+  }
+  // A reply without its status must not read as ok.
+  wire = full_outcome();
+  wire.erase("status");
+  EXPECT_THROW(outcome_from_json(wire), Error);
+}
+
+TEST(WorkerMessages, RequestsSurviveTheTrip) {
+  EvaluateMessage evaluate{.config = "block=256,items=4",
+                           .best_ms = 0.5,
+                           .log = "ptxas info",
+                           .cubin = nlohmann::json::binary_t({0x7f, 'E', 'L', 'F'})};
+  nlohmann::json wire = evaluate;
+  EXPECT_EQ(wire.at("op"), "evaluate");
+  EXPECT_TRUE(wire.at("cubin").is_binary());  // raw bytes in the CBOR frame, not an array of numbers
+  auto back = nlohmann::json::from_cbor(nlohmann::json::to_cbor(wire)).get<EvaluateMessage>();
+  EXPECT_EQ(back.config, evaluate.config);
+  EXPECT_EQ(back.best_ms, 0.5);
+  EXPECT_EQ(back.log, evaluate.log);
+  EXPECT_EQ(back.cubin, evaluate.cubin);
+  evaluate.best_ms.reset();  // the first config of a problem has nothing to be behind
+  EXPECT_FALSE(nlohmann::json(evaluate).get<EvaluateMessage>().best_ms);
+
+  MeasureOptions measure;
+  measure.min_samples = 3;
+  const ProblemMessage problem{"prepare", "scan", "", ScanFamily::make_problem(1000, "int32").descriptor(), 7, measure};
+  const auto problem_back =
+      nlohmann::json::from_cbor(nlohmann::json::to_cbor(nlohmann::json(problem))).get<ProblemMessage>();
+  EXPECT_EQ(problem_back.op, "prepare");
+  EXPECT_EQ(problem_back.family, "scan");
+  EXPECT_EQ(problem_back.spec, "");
+  EXPECT_EQ(problem_back.problem, problem.problem);
+  EXPECT_EQ(problem_back.seed, 7u);
+  EXPECT_EQ(problem_back.measure.min_samples, 3);
 }
 
 TEST(WorkerMessages, MeasureOptionsSurviveTheTrip) {
