@@ -36,12 +36,15 @@ class Lane {
   virtual double setup_host_seconds() const { return 0; }
 };
 
-class Scheduler {
+// Where a search's configs are evaluated, as the tuning loop (search_loop.hpp) sees it: jobs go
+// in, finished evaluations come out. The Scheduler evaluates on GPUs; a landscape replay
+// (simulate/simulator.cpp) looks recorded results up. One loop serves both.
+class EvaluationQueue {
  public:
   struct Job {
     std::size_t index = 0;  // the caller's: where the config stands in its batch
     Config config;
-    std::shared_future<Compiled> compiled;
+    std::shared_future<Compiled> compiled;  // none for a replay
   };
   struct Finished {
     std::size_t index = 0;
@@ -54,8 +57,19 @@ class Scheduler {
     std::exception_ptr failure;       // the worker could not evaluate at all (its problem set-up failed)
   };
 
+  virtual ~EvaluationQueue() = default;
+  // A batch's jobs at once.
+  virtual void submit(std::vector<Job> jobs) = 0;
+  // The next finished evaluation; nullopt once nothing is queued or running.
+  virtual std::optional<Finished> next_finished() = 0;
+  // Drops the queued jobs nothing has started; returns how many.
+  virtual std::size_t drop_queued() = 0;
+};
+
+class Scheduler : public EvaluationQueue {
+ public:
   Scheduler(std::vector<Lane*> lanes, const Space& space);
-  ~Scheduler();  // drops what is queued, waits for what runs
+  ~Scheduler() override;  // drops what is queued, waits for what runs
   Scheduler(const Scheduler&) = delete;  // owns threads
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -65,14 +79,14 @@ class Scheduler {
   // after its first evaluation of this one. The best time so far starts over.
   void set_problem(const Problem& problem, std::uint64_t seed, const std::optional<Problem>& next);
   // A batch's jobs at once, so that a free lane chooses among all of them.
-  void submit(std::vector<Job> jobs);
+  void submit(std::vector<Job> jobs) override;
   // The next finished evaluation, in the order they finish; nullopt once nothing is queued or
   // running. Rethrows what broke a lane outside any outcome (a problem that cannot be set up),
   // after dropping the queue.
-  std::optional<Finished> next_finished();
+  std::optional<Finished> next_finished() override;
   // Queued jobs that no lane has taken are dropped (a budget ran out, Ctrl-C); running ones finish.
   // Returns how many were dropped.
-  std::size_t drop_queued();
+  std::size_t drop_queued() override;
   // The best median so far for the current problem: lanes cut configs clearly behind it short.
   void improve_best(double ms);
 

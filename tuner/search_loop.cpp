@@ -5,23 +5,25 @@
 
 namespace cutune {
 
-SearchTally run_problem_search(Strategy& strategy, Scheduler& scheduler, const SearchLimits& limits,
+SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const SearchLimits& limits,
                                const SearchHooks& hooks) {
   using Clock = std::chrono::steady_clock;
   SearchTally tally;
-  std::size_t in_flight = 0;  // handed to the scheduler and not yet back
+  std::size_t in_flight = 0;  // handed to the queue and not yet back
   bool exhausted = false;     // the strategy has nothing left to propose
   const bool ahead = strategy.proposes_ahead();
 
   const auto stop = [&] {
     tally.stopped = true;
-    const std::size_t dropped = scheduler.drop_queued();
+    const std::size_t dropped = queue.drop_queued();
     tally.dropped += dropped;
     in_flight -= dropped;
   };
   const auto observe = [&](const Observation& observation) {
+    const auto started = Clock::now();
     strategy.observe(observation);
-    hooks.observed(observation);
+    tally.observe_seconds += std::chrono::duration<double>(Clock::now() - started).count();
+    if (hooks.observed) hooks.observed(observation);
   };
 
   while (true) {
@@ -41,10 +43,10 @@ SearchTally run_problem_search(Strategy& strategy, Scheduler& scheduler, const S
         if (in_flight == 0) exhausted = true;
       } else {
         tally.proposed += batch.size();
-        std::vector<Scheduler::Job> jobs;
+        std::vector<EvaluationQueue::Job> jobs;
         for (const Config& config : batch) {
           auto dispatched = hooks.dispatch(config);
-          if (auto* job = std::get_if<Scheduler::Job>(&dispatched)) {
+          if (auto* job = std::get_if<EvaluationQueue::Job>(&dispatched)) {
             job->index = jobs.size();
             jobs.push_back(std::move(*job));
           } else {
@@ -53,12 +55,12 @@ SearchTally run_problem_search(Strategy& strategy, Scheduler& scheduler, const S
           }
         }
         in_flight += jobs.size();
-        if (!jobs.empty()) scheduler.submit(std::move(jobs));
+        if (!jobs.empty()) queue.submit(std::move(jobs));
         continue;  // below the low-water mark still (a small batch, stored configs): ask again
       }
     }
     if (in_flight == 0) break;  // done, stopped, exhausted or out of budget, with nothing to wait for
-    auto finished = scheduler.next_finished();
+    auto finished = queue.next_finished();
     if (!finished) {  // everything left was dropped
       in_flight = 0;
       continue;

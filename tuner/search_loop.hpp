@@ -1,12 +1,13 @@
 #pragma once
-// One problem's search on the GPUs of a scheduler: the strategy proposes, the scheduler's lanes
-// evaluate, and every finished evaluation goes back to the strategy as an observation. The loop
+// One problem's search: the strategy proposes, an evaluation queue evaluates (the scheduler's GPUs
+// in a session, a recorded landscape in a simulation), and every finished evaluation goes back to
+// the strategy as an observation. The one tuning loop of both. The loop
 // keeps work queued ahead of the GPUs when the strategy can propose before its last configs are
 // observed (Strategy::proposes_ahead), so that no GPU waits while the strategy chooses or while
 // the last configs of a batch run on the other GPUs. Other strategies are asked only when nothing
 // is in flight, as the Strategy contract has them.
 //
-// The caller (the session) says what a proposed config costs (a scheduler job, or a result it has
+// The caller (the session, the simulator) says what a proposed config costs (a scheduler job, or a result it has
 // stored already), stores finished evaluations, and decides when to stop; the loop owns the
 // order of proposing, handing out and observing.
 #include <cstddef>
@@ -24,15 +25,16 @@ struct SearchLimits {
   // A strategy that proposes ahead is asked for more once no more than this many configs are
   // queued or running: enough to keep every GPU busy while it chooses, few enough that it chooses
   // with what the others taught it.
+  // 0 replays a sequential tuner (the simulator): nothing is proposed while anything is in flight.
   std::size_t low_water = 2;
 };
 
 struct SearchHooks {
-  // A proposed config: the scheduler's job to evaluate it, or the observation of a result stored
+  // A proposed config: the queue's job to evaluate it, or the observation of a result stored
   // before (nothing to evaluate).
-  std::function<std::variant<Scheduler::Job, Observation>(const Config&)> dispatch;
+  std::function<std::variant<EvaluationQueue::Job, Observation>(const Config&)> dispatch;
   // Stores a finished evaluation; returns what the strategy learns from it.
-  std::function<Observation(const Scheduler::Finished&)> record;
+  std::function<Observation(const EvaluationQueue::Finished&)> record;
   // Every observation, once the strategy has it (progress, the best so far).
   std::function<void(const Observation&)> observed;
   // Asked before each proposal and after each finished evaluation; once true, nothing queued is
@@ -46,11 +48,12 @@ struct SearchTally {
   std::size_t skipped = 0;    // proposed configs that were stored already
   std::size_t dropped = 0;    // queued when the search stopped, never evaluated
   double strategy_seconds = 0;       // the strategy's time proposing, in all
+  double observe_seconds = 0;        // the strategy's time taking observations in (its model fits)
   double strategy_wait_seconds = 0;  // of which with nothing queued or running: every GPU waited
   bool stopped = false;       // must_stop said so
 };
 
-SearchTally run_problem_search(Strategy& strategy, Scheduler& scheduler, const SearchLimits& limits,
+SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const SearchLimits& limits,
                                const SearchHooks& hooks);
 
 }  // namespace cutune
