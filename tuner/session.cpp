@@ -22,6 +22,7 @@
 #include "evaluate.hpp"
 #include "nvml.hpp"
 #include "scheduler.hpp"
+#include "result_row.hpp"
 #include "search_loop.hpp"
 #include "worker.hpp"
 #include "strategies/strategy.hpp"
@@ -387,42 +388,11 @@ SessionResult Session::run() {
       result.verify_seconds += outcome.verify_seconds;
       result.benchmark_seconds += outcome.benchmark_seconds;
 
-      db::ResultRecord row;
-      row.run_id = result.run_id;
-      row.device_id = device_id;
-      row.template_id = template_id;
-      row.problem_id = problem_id;
-      row.config = space.key(finished.config);
-      row.config_json = space.json(finished.config);
-      row.status = to_string(outcome.status);
-      row.compile_s = finished.compile_seconds;
-      row.verify_s = outcome.verify_seconds;
-      row.benchmark_s = outcome.benchmark_seconds;
-      row.error = outcome.error;
-      row.error_index = outcome.error_index;
-      row.launch_json = outcome.launch_json.empty() ? "[]" : outcome.launch_json;
-      row.verified = outcome.verified;
-      row.cut_short = outcome.cut_short;
-      row.observations = outcome.observations;
-      const Device& measured_on = *devices_[finished.lane];
-      if (measured_on.fingerprint().uuid != device_.fingerprint().uuid) row.measured_on = measured_on.fingerprint().uuid;
-      Observation observation{finished.config, std::nullopt,
-                              finished.compile_seconds + outcome.verify_seconds + outcome.benchmark_seconds};
-      if (outcome.measurement) {
-        const Measurement& m = *outcome.measurement;
-        row.time_ms_median = m.median_ms;
-        row.time_ms_min = m.min_ms;
-        row.time_ms_max = m.max_ms;
-        row.time_ms_stdev = m.stdev_ms;
-        row.samples = static_cast<int>(m.samples_ms.size());
-        if (work.bytes > 0) {
-          row.gbs = work.bytes / (m.median_ms * 1e-3) / 1e9;
-          row.copy_fraction = *row.gbs / copy_gbs;
-        }
-        if (work.flops > 0) row.gflops = work.flops / (m.median_ms * 1e-3) / 1e9;
-        observation.objective = m.median_ms;
-      }
-      row.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+      RowContext context{result.run_id, device_id, template_id, problem_id, work, copy_gbs, device_.fingerprint().uuid,
+                         std::chrono::duration<double>(Clock::now() - started).count()};
+      const db::ResultRecord row = result_row(space, finished, context, devices_[finished.lane]->fingerprint().uuid);
+      const Observation observation{finished.config, row.time_ms_median,
+                                    finished.compile_seconds + outcome.verify_seconds + outcome.benchmark_seconds};
       store_.add_result(row);
       // The choices of the problems finished before are refreshed with the first result of the
       // next, while the GPUs work on what is queued: applications reading the database while the
