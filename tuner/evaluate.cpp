@@ -504,7 +504,8 @@ double GpuEvaluator::measure_copy_bandwidth(Device& device) {
   CudaEventClock clock(stream.get());
   CUTUNE_CU(cuMemsetD32Async, source.get(), 0x3f800000u, bytes / 4, stream.get());  // 1.0f, not zeros
   // 3 warm-up copies, then 20 timed ones; no L2 flush, as each copy is far larger than the L2.
-  SampleTimer timer(clock, {.run = [&] { CUTUNE_CU(cuMemcpyDtoDAsync, destination.get(), source.get(), bytes, stream.get()); }});
+  SampleTimer timer(clock,
+                    {.run = [&] { CUTUNE_CU(cuMemcpyDtoDAsync, destination.get(), source.get(), bytes, stream.get()); }});
   const double median_ms = summarize(timer.measure(3, StoppingRule::fixed_count(20)).samples_ms).median_ms;
   return 2.0 * static_cast<double>(bytes) / (median_ms * 1e-3) / 1e9;
 }
