@@ -20,6 +20,7 @@
 #include "db_commands.hpp"
 #include "device.hpp"
 #include "family.hpp"
+#include "json_output.hpp"
 #include "report.hpp"
 #include "scale_out.hpp"
 #include "simulator.hpp"
@@ -43,7 +44,7 @@ class ChosenFamily {
     } else if (args.kernel) {
       family_ = &family_named(*args.kernel);
     } else {
-      throw UsageError(std::string(command) + " needs --kernel NAME (see tune --list) or --kernel-file SPEC");
+      throw UsageError(std::string(command) + " needs --kernel NAME (see tune families) or --kernel-file SPEC");
     }
   }
   const Family& operator*() const { return *family_; }
@@ -96,7 +97,7 @@ Landscape load_landscape(const TuneArgs& args) {
   const std::string& path = *args.simulate;
   if (!is_sqlite_file(path)) return read_kernel_tuner_cache(path);
   if (!args.kernel || args.problems.size() != 1 || !args.device_uuid)
-    throw UsageError("--simulate with a database needs --kernel, one --problem and --device-uuid to pick its results");
+    throw UsageError("simulating a database needs --kernel, one --problem and --device-uuid to pick its results");
   db::Store store(path, db::Store::Access::read);
   // The stored key of the problem the text names (fields in any order, defaults left out), where
   // the family's schema is stored; else the text as it is.
@@ -130,12 +131,15 @@ void check_database_writable(const std::string& path) {
 }  // namespace
 
 int run_command(const TuneArgs& args) {
-  if (args.list) return list_families();
+  if (args.json && !args.list && !args.best)
+    throw UsageError("--json goes with --list or --best here (and with the listings: tune families, tune space, "
+                     "tune strategies, tune db …)");
+  if (args.list) return list_families(args);
   if (args.best) return print_best(args);
   if (args.covering_sample && !args.compile_only) throw UsageError("--covering-sample goes with --compile-only");
   if (args.compile_only) return compile_only(args);
   if (args.simulate) return simulate_landscape(args);
-  if (args.strategy_bench) return strategy_bench(args);
+  if (args.strategy_bench) return strategies(args);
   if (!args.kernel && !args.kernel_file && !args.device)
     throw UsageError("nothing to do: give --kernel NAME --device N, or see tune --help");
   return tune(args);
@@ -164,12 +168,24 @@ bool keep_shards_problems(const std::optional<Shard>& shard, std::vector<Problem
 
 }  // namespace
 
-int list_families() {
-  for (const auto& f : families()) std::cout << fmt::format("{:<10} {}\n", f->name(), f->summary());
+int list_families(const TuneArgs& args) {
+  if (!args.json) {
+    for (const auto& f : families()) std::cout << fmt::format("{:<10} {}\n", f->name(), f->summary());
+    return 0;
+  }
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& f : families())
+    list.push_back({{"name", f->name()},
+                    {"summary", f->summary()},
+                    {"template", f->template_file()},
+                    {"problem_fields", problem_fields_json(f->problem_schema())}});
+  print_json(std::cout, {{"families", list}});
   return 0;
 }
 
 int print_best(const TuneArgs& args) {
+  // A built-in family, and a device by ordinal: the GPU is asked for its uuid (exit 3 without a
+  // driver, which scripts use to probe for one).
   std::string family;
   if (args.kernel) family = family_named(*args.kernel).name();
   std::string uuid;
@@ -177,12 +193,12 @@ int print_best(const TuneArgs& args) {
   const std::string path = database_path(args);
   if (!std::filesystem::exists(path)) throw no_database_error(path);
   db::Store store(path, db::Store::Access::read);
-  print_best_table(std::cout, store.best(family, uuid));
+  print_best(std::cout, store, family, uuid, std::nullopt, args.json);
   return 0;
 }
 
 int compile_only(const TuneArgs& args) {
-  const ChosenFamily chosen(args, "--compile-only");
+  const ChosenFamily chosen(args, "tune compile");
   const Family& family = *chosen;
   const DeviceLimits limits = limits_for_arch(args.arch.value_or("sm_90"));
   check_nvrtc_supports(args.arch.value_or("sm_90"));
@@ -238,7 +254,7 @@ int compile_only(const TuneArgs& args) {
   return failures ? 1 : 0;
 }
 
-int describe_space(const TuneArgs& args, bool as_json) {
+int describe_space(const TuneArgs& args) {
   const ChosenFamily chosen(args, "tune space");
   const Family& family = *chosen;
   const std::string arch = args.arch.value_or("sm_90");
@@ -255,7 +271,7 @@ int describe_space(const TuneArgs& args, bool as_json) {
   });
   const std::size_t family_constraints = unrestricted.constraints().size();
 
-  if (as_json) {
+  if (args.json) {
     nlohmann::ordered_json out;
     out["family"] = family.name();
     out["arch"] = limits.arch();
@@ -279,7 +295,7 @@ int describe_space(const TuneArgs& args, bool as_json) {
     out["restrictions"] = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < space.constraints().size(); ++i)
       out[i < family_constraints ? "constraints" : "restrictions"].push_back(space.constraints()[i].description);
-    std::cout << out.dump(2) << "\n";
+    print_json(std::cout, out);
     return 0;
   }
 
@@ -534,7 +550,47 @@ int simulate_landscape(const TuneArgs& args) {
   return 0;
 }
 
+namespace {
+
+// Every strategy (or --strategy's) with its options, their defaults, ranges and help.
+int list_strategies(const TuneArgs& args) {
+  // What only scoring reads would be ignored here: say so instead.
+  for (const auto& [given, name] : {std::pair{args.repeats.has_value(), "--repeats"},
+                                    {args.leave_one_out, "--leave-one-out"},
+                                    {args.warm_pairs, "--warm-pairs"},
+                                    {!args.strategy_options.empty(), "--strategy-option"},
+                                    {args.quiet, "--quiet"}})
+    if (given)
+      throw UsageError(std::string(name) + " goes with a FOLDER of landscapes to score the strategies on "
+                                           "(tune strategies FOLDER " + name + " …)");
+  std::vector<std::string> names = strategy_names();
+  if (args.strategy) {
+    check_strategy_name(*args.strategy);
+    names = {*args.strategy};
+  }
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const std::string& name : names) {
+    const bool is_default = name == default_strategy_name(), warm = strategy_uses_warm_start(name);
+    const std::vector<StrategyOptionInfo> options = strategy_options(name);
+    if (args.json) {
+      nlohmann::ordered_json described = nlohmann::ordered_json::array();
+      for (const auto& o : options)
+        described.push_back({{"name", o.name}, {"default", o.default_text}, {"allowed", o.allowed}, {"help", o.help}});
+      list.push_back({{"name", name}, {"default", is_default}, {"warm_start", warm}, {"options", described}});
+      continue;
+    }
+    std::string notes = std::string(is_default ? "the default" : "") + (is_default && warm ? ", " : "") +
+                        (warm ? "warm-starts from the family's other results" : "");
+    std::cout << name << (notes.empty() ? "" : " (" + notes + ")") << (options.empty() ? ": no options" : "") << "\n";
+    for (const auto& o : options)
+      std::cout << fmt::format("  {:<20} {:<10} {:<24} {}\n", o.name, o.default_text, o.allowed, o.help);
+  }
+  if (args.json) print_json(std::cout, {{"strategies", list}});
+  return 0;
+}
+
 int strategy_bench(const TuneArgs& args) {
+  if (args.json) throw UsageError("--json lists the strategies (tune strategies --json); their scores come as Markdown tables");
   StrategyBenchOptions options;
   options.folder = *args.strategy_bench;
   options.repeats = args.repeats.value_or(5);
@@ -547,5 +603,9 @@ int strategy_bench(const TuneArgs& args) {
   print_strategy_bench(std::cout, run_strategy_bench(options), options);
   return 0;
 }
+
+}  // namespace
+
+int strategies(const TuneArgs& args) { return args.strategy_bench ? strategy_bench(args) : list_strategies(args); }
 
 }  // namespace cutune
