@@ -4,17 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/overloaded.hpp"
+
 namespace cutune::db {
-namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-
-}  // namespace
 
 nlohmann::json to_json(const Observations& o) {
   nlohmann::json j = nlohmann::json::object();

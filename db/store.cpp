@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "core/overloaded.hpp"
 #include "choice_tables.hpp"
 #include "config_choice.hpp"
 #include "problem_identity.hpp"
@@ -218,13 +219,6 @@ void Store::finish_run(std::int64_t run_id, const std::string& status) {
 }
 
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
 
 // The results columns before version 8, in the order read_result reads them; the observations follow.
 constexpr const char* kMeasurementColumns =

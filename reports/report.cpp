@@ -15,6 +15,7 @@
 #include <set>
 #include <variant>
 
+#include "core/overloaded.hpp"
 #include "observations.hpp"
 #include "report_assets.hpp"
 #include "schema.hpp"
@@ -194,13 +195,6 @@ static_assert(flag_fields() == 1, "the report carries one observation flag (reme
 
 // Bit of the flags column for a result whose samples were taken a second time (throttled).
 constexpr int kRemeasuredFlag = 8;
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
 
 // The observations of every result, a column per field, made from the field list so that a new
 // field reaches the page's data without a change here. Numbers travel as float32 (the counts and
