@@ -22,38 +22,14 @@
 #include "store.hpp"
 #include "shared_data.hpp"
 #include "temp_folder.hpp"
+#include "tune_runner.hpp"
 
 namespace {
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string out, err;
-  int err_lines() const {
-    int lines = 0;
-    for (char c : err) lines += c == '\n';
-    return lines;
-  }
-};
-
-cutune::testing::TempFolder temp_folder() { return cutune::testing::TempFolder("cutune-cli"); }
-
-// `tune ARGUMENTS`, or with a launcher in front (`mpirun -n 2`).
-CommandRun tune(const std::string& arguments, const std::string& launcher = "") {
-  const auto folder = std::filesystem::temp_directory_path() / ("cutune-cli-out-" + std::to_string(getpid()));
-  std::filesystem::create_directories(folder);
-  const std::string out = (folder / "out").string(), err = (folder / "err").string();
-  const std::string command = launcher + " " + std::string(TUNE_BINARY) + " " + arguments + " >" + out + " 2>" + err;
-  const int status = std::system(command.c_str());
-  CommandRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream o, e;
-  o << std::ifstream(out).rdbuf();
-  e << std::ifstream(err).rdbuf();
-  run.out = o.str();
-  run.err = e.str();
-  std::filesystem::remove_all(folder);
-  return run;
-}
+using cutune::testing::CommandRun;
+using cutune::testing::expect_usage_error;
+using cutune::testing::temp_folder;
+using cutune::testing::tune;
 
 bool machine_has_cuda_driver() { return tune("--best --device 0 --db /nonexistent/none.db").exit_code != 3; }
 
@@ -90,12 +66,6 @@ std::string seeded_database(const std::filesystem::path& folder, const std::stri
   return path;
 }
 
-void expect_usage_error(const CommandRun& run, const std::string& message) {
-  EXPECT_EQ(run.exit_code, 2) << run.err;
-  EXPECT_EQ(run.err_lines(), 1) << run.err;
-  EXPECT_NE(run.err.find("tune: error: "), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find(message), std::string::npos) << run.err;
-}
 
 }  // namespace
 
@@ -1068,4 +1038,223 @@ TEST(Cli, VersionNamesTheProjectVersionAndTheCommit) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(^cutune [0-9]+\.[0-9]+\.[0-9]+ \(([0-9a-f]{7,}(\+dirty)?|unknown)\))")))
       << run.out;
+}
+
+// ---- subcommands, the old mode flags, --json (issue 18, section 3) ------------------------------
+
+namespace {
+
+// One JSON document on stdout and nothing on stderr, or a failure naming the command.
+nlohmann::json json_of(const std::string& arguments) {
+  const CommandRun run = tune(arguments);
+  EXPECT_EQ(run.exit_code, 0) << arguments << ": " << run.err;
+  EXPECT_EQ(run.err, "") << arguments;
+  try {
+    return nlohmann::json::parse(run.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << arguments << ": not one JSON document (" << e.what() << "):\n" << run.out;
+    return nlohmann::json::object();
+  }
+}
+
+// What differs between two runs of one command: "(0.4 s)" and a table's last column (ms/eval).
+std::string without_timings(const std::string& text) {
+  return std::regex_replace(std::regex_replace(text, std::regex(R"(\([0-9.]+ s\))"), "(s)"),
+                            std::regex(R"(\| [0-9.]+ \|\n)"), "| t |\n");
+}
+
+}  // namespace
+
+TEST(CliSubcommands, OldModeFlagsPrintWhatTheirSubcommandsPrint) {
+  const auto folder = temp_folder();
+  std::filesystem::create_directories(folder / "landscapes");
+  const std::string landscapes = (folder / "landscapes").string(), landscape = write_landscape(landscapes);
+  const std::string path = seeded_database(folder), db = " --db " + path;
+
+  EXPECT_EQ(tune("--list").out, tune("families").out);
+  EXPECT_EQ(tune("--list --json").out, tune("families --json").out);
+  const std::string restricted = " --arch sm_90 --quiet --restrict 'block == 256 && ept == 4 && vec == 4'";
+  const CommandRun compile = tune("compile --kernel scan" + restricted);
+  ASSERT_EQ(compile.exit_code, 0) << compile.err;
+  EXPECT_EQ(without_timings(tune("--kernel scan --compile-only" + restricted).out), without_timings(compile.out));
+  const CommandRun simulate = tune("simulate " + landscape + " --seed 3 --strategy greedy_ils");
+  ASSERT_EQ(simulate.exit_code, 0) << simulate.err;
+  EXPECT_EQ(tune("--simulate " + landscape + " --seed 3 --strategy greedy_ils").out, simulate.out);
+  const std::string bench = landscapes + " --strategy random_sampling --repeats 2 --quiet";
+  const CommandRun scored = tune("strategies " + bench);
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_NE(scored.out.find("| random_sampling |"), std::string::npos) << scored.out;
+  EXPECT_EQ(without_timings(tune("--strategy-bench " + bench).out), without_timings(scored.out));
+  const CommandRun best = tune("db best --family scan" + db);
+  ASSERT_EQ(best.exit_code, 0) << best.err;
+  EXPECT_EQ(tune("--best --kernel scan" + db).out, best.out);
+  EXPECT_EQ(tune("--best --json" + db).out, tune("db best --json" + db).out);
+  // The short form is tune run: here both stop at the GPU (none, or no device 99) the same way.
+  const CommandRun run = tune("run --kernel scan --device 99 --n 1024" + db);
+  const CommandRun short_form = tune("--kernel scan --device 99 --n 1024" + db);
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_EQ(short_form.exit_code, run.exit_code);
+  EXPECT_EQ(short_form.err, run.err);
+  EXPECT_EQ(count_results(path), 1);
+}
+
+TEST(CliSubcommands, BadInputIsOneLineAndExitTwo) {
+  const auto folder = temp_folder();
+  const std::string path = seeded_database(folder), db = " --db " + path;
+  const std::string landscape = write_landscape(folder);
+  expect_usage_error(tune("bogus"), "unknown subcommand 'bogus' (tune --help lists them)");
+  expect_usage_error(tune("db bogus" + db), "unknown subcommand 'bogus' (tune db --help lists them)");
+  expect_usage_error(tune("db --json" + db), "tune db needs a subcommand before --json");
+  expect_usage_error(tune("compile --kernel scan --device 0"),
+                     "tune compile has no option --device; it is an option of tune run, tune db runs");
+  expect_usage_error(tune("run --kernel scan --device 0 --covering-sample" + db),
+                     "tune run has no option --covering-sample; it is an option of tune compile");
+  expect_usage_error(tune("simulate " + landscape + " --restrict 'a == 1'"),
+                     "tune simulate has no option --restrict; it is an option of tune run, tune compile and tune space");
+  expect_usage_error(tune("space --kernel scan --nosuch"), "tune space has no option --nosuch (tune space --help lists");
+  expect_usage_error(tune("db best --objective=energy --within=5 --device-name x" + db),
+                     "tune db best has no option --device-name; it is an option of tune db lookup and tune db import-t4");
+  expect_usage_error(tune("--db " + path + " db best"), "--db is given before the subcommand 'db'");
+  expect_usage_error(tune("run compile"), "tune run does not take 'compile'");
+  expect_usage_error(tune("families extra"), "tune families does not take 'extra'");
+  expect_usage_error(tune("simulate"), "tune simulate needs a LANDSCAPE");
+  expect_usage_error(tune("simulate " + landscape + " " + landscape), "tune simulate does not take '");
+  expect_usage_error(tune("compile --arch sm_90"), "tune compile needs --kernel NAME (see tune families)");
+  expect_usage_error(tune("run --kernel scan" + db), "tuning needs --device N");
+  expect_usage_error(tune("run --kernel nosuch --device 0" + db), "unknown kernel 'nosuch'");
+  expect_usage_error(tune("run --kernel scan --device 0 --n 0" + db), "--n must be positive");
+  expect_usage_error(tune("strategies --repeats 3"), "--repeats goes with a FOLDER of landscapes");
+  expect_usage_error(tune("strategies --strategy nosuch"), "unknown --strategy");
+  expect_usage_error(tune("strategies " + folder.string() + " --json"), "--json lists the strategies");
+  expect_usage_error(tune("--kernel scan --device 0 --json" + db), "--json goes with --list or --best");
+  expect_usage_error(tune("db best --json --objective watts" + db), "--objective must be time or energy");
+  EXPECT_EQ(count_results(path), 1);
+}
+
+TEST(CliJson, FamiliesAndStrategiesAsJson) {
+  const nlohmann::json families = json_of("families --json").at("families");
+  std::string names;
+  for (const auto& f : families) {
+    for (const char* key : {"name", "summary", "template", "problem_fields"}) EXPECT_TRUE(f.contains(key)) << key << f;
+    names += f.at("name").get<std::string>() + " ";
+  }
+  std::string listed;  // the text listing's first words
+  std::istringstream text(tune("families").out);
+  for (std::string line; std::getline(text, line);) listed += line.substr(0, line.find(' ')) + " ";
+  EXPECT_EQ(names, listed);
+  EXPECT_EQ(families.at(0).at("problem_fields").at(0).at("name"), "n");
+  EXPECT_EQ(families.at(0).at("problem_fields").at(0).at("kind"), "extent");
+
+  const nlohmann::json strategies = json_of("strategies --json").at("strategies");
+  int defaults = 0;
+  bool bayes_opt_initial = false;
+  for (const auto& s : strategies) {
+    defaults += s.at("default").get<bool>();
+    for (const auto& o : s.at("options")) {
+      for (const char* key : {"name", "default", "allowed", "help"}) EXPECT_TRUE(o.contains(key)) << key << o;
+      bayes_opt_initial |= s.at("name") == "bayes_opt" && o.at("name") == "initial";
+    }
+  }
+  EXPECT_EQ(defaults, 1);
+  EXPECT_TRUE(bayes_opt_initial) << strategies;
+  EXPECT_EQ(json_of("strategies --strategy greedy_ils --json").at("strategies").size(), 1u);
+  const CommandRun listed_text = tune("strategies");
+  EXPECT_EQ(listed_text.exit_code, 0) << listed_text.err;
+  EXPECT_NE(listed_text.out.find("bayes_opt (the default"), std::string::npos) << listed_text.out;
+}
+
+TEST(CliJson, DatabaseListingsAndLookupAsJson) {
+  const auto folder = temp_folder();
+  const std::string path = seeded_database(
+      folder, R"([{"memset":"out","word":0,"bytes":4,"byte_offset":0},)"
+              R"({"kernel":"scan_warp","grid":[3,1,1],"block":[128,1,1],"dynamic_shared_bytes":0}])");
+  const std::string db = " --db " + path;
+  const nlohmann::json devices = json_of("db devices --json" + db).at("devices");
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].at("uuid"), "GPU-test");
+  EXPECT_EQ(devices[0].at("name"), "Test GPU");
+  EXPECT_EQ(devices[0].at("results"), 1);
+  EXPECT_EQ(devices[0].at("ok_results"), 1);
+  EXPECT_TRUE(devices[0].at("copy_bandwidth_gbs").is_null());
+
+  const nlohmann::json families = json_of("db families --json" + db).at("families");
+  ASSERT_EQ(families.size(), 1u);
+  EXPECT_EQ(families[0].at("name"), "scan");
+  EXPECT_EQ(families[0].at("results"), 1);
+  EXPECT_TRUE(families[0].contains("problem_fields"));
+
+  const nlohmann::json runs = json_of("db runs --json" + db).at("runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].at("family"), "scan");
+  EXPECT_EQ(runs[0].at("strategy"), "brute_force");
+  EXPECT_EQ(runs[0].at("results"), 1);
+  const std::string status = runs[0].at("status");
+  EXPECT_NE(tune("db runs" + db).out.find(" " + status + " "), std::string::npos) << "the text says the same: " << status;
+  EXPECT_EQ(json_of("db runs --family scan --device 'Test GPU' --json" + db).at("runs").size(), 1u);
+
+  const nlohmann::json best = json_of("db best --json" + db);
+  EXPECT_EQ(best.at("objective"), "time");
+  EXPECT_TRUE(best.at("within").is_null());
+  ASSERT_EQ(best.at("best").size(), 1u);
+  const nlohmann::json& row = best.at("best")[0];
+  EXPECT_EQ(row.at("device_uuid"), "GPU-test");
+  EXPECT_EQ(row.at("family"), "scan");
+  EXPECT_EQ(row.at("problem_key"), "n=1,type=int32");
+  EXPECT_EQ(row.at("config"), "algo=warp");
+  EXPECT_EQ(row.at("time_ms"), 1.0);
+  EXPECT_TRUE(row.at("gbs").is_null());
+  expect_usage_error(tune("db best --device GPU-other --json" + db), "no device 'GPU-other'");  // not an empty list
+
+  const std::string lookup = "db lookup --family scan --n 1 --type int32 --device-uuid GPU-test --json" + db;
+  nlohmann::json match = json_of(lookup);
+  EXPECT_EQ(match.at("config"), "algo=warp");
+  EXPECT_EQ(match.at("objective"), "time");
+  EXPECT_EQ(match.at("device_uuid"), "GPU-test");
+  EXPECT_EQ(match.at("time_ms"), 1.0);
+  ASSERT_EQ(match.at("steps").size(), 2u);
+  EXPECT_EQ(match.at("steps")[0].at("kind"), "memset");
+  EXPECT_EQ(match.at("steps")[0].at("buffer"), "out");
+  EXPECT_EQ(match.at("steps")[1].at("kind"), "launch");
+  EXPECT_EQ(match.at("steps")[1].at("grid"), nlohmann::json::array({3, 1, 1}));
+  EXPECT_TRUE(match.at("cubin").is_null());
+  match = json_of(lookup + " --arch sm_90");
+  EXPECT_EQ(match.at("cubin").at("bytes"), 0);
+  EXPECT_NE(match.at("cubin").at("reason"), "");
+
+  // An empty database: empty lists, not text.
+  const std::string empty = (folder / "empty.db").string();
+  { cutune::db::Store created(empty); }
+  EXPECT_EQ(json_of("db devices --json --db " + empty), nlohmann::json::parse(R"({"devices": []})"));
+  EXPECT_EQ(json_of("db runs --json --db " + empty), nlohmann::json::parse(R"({"runs": []})"));
+  EXPECT_EQ(json_of("db best --json --db " + empty).at("best"), nlohmann::json::array());
+}
+
+TEST(CliJson, BestAndLookupWithTheEnergyObjective) {
+  const auto folder = temp_folder();
+  const std::string db = " --db " + energy_database(folder);
+  const nlohmann::json best = json_of("db best --objective energy --json" + db);
+  EXPECT_EQ(best.at("objective"), "energy");
+  EXPECT_EQ(best.at("within"), 0.05);
+  ASSERT_EQ(best.at("best").size(), 2u);
+  for (const auto& row : best.at("best")) {
+    if (row.at("problem_key") == "n=4096,type=int32") {
+      EXPECT_EQ(row.at("config"), "algo=b");
+      EXPECT_EQ(row.at("energy_j"), 6.0);
+      EXPECT_EQ(row.at("power_w"), 400.0);
+      EXPECT_EQ(row.at("energy_compared"), true);
+      EXPECT_EQ(row.at("fastest_ms"), 1.0);
+      EXPECT_EQ(row.at("fastest_config"), "algo=a");
+    } else {
+      EXPECT_EQ(row.at("config"), "algo=a");
+      EXPECT_TRUE(row.at("energy_j").is_null());
+      EXPECT_EQ(row.at("energy_compared"), false);
+    }
+  }
+  const nlohmann::json match =
+      json_of("db lookup --family scan --type int32 --device-uuid GPU-test --n 4096 --objective energy --json" + db);
+  EXPECT_EQ(match.at("config"), "algo=b");
+  EXPECT_EQ(match.at("objective"), "energy");
+  EXPECT_EQ(match.at("chosen_by"), "lowest_energy");
+  EXPECT_EQ(match.at("energy_j"), 6.0);
+  EXPECT_EQ(match.at("fastest_time_ms"), 1.0);
 }
