@@ -17,8 +17,8 @@ export CUTUNE_CACHE=${CUTUNE_CACHE:-$work/cubins}  # a caller may share one betw
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null || true
 reduce=(--kernel reduce --n 67108864 --strategy brute_force --restrict "pass == atomic && preset == memset")
 scan=(--kernel scan)
-"$bin/tune" --device 0 --quiet "${reduce[@]}" --db "$work/warm-up-reduce.db" > /dev/null
-"$bin/tune" --device 0 --quiet "${scan[@]}" --db "$work/warm-up-scan.db" > /dev/null
+"$bin/tune" run --device 0 --quiet "${reduce[@]}" --db "$work/warm-up-reduce.db" > /dev/null
+"$bin/tune" run --device 0 --quiet "${scan[@]}" --db "$work/warm-up-scan.db" > /dev/null
 
 declare -A one
 for job in reduce scan; do
@@ -26,7 +26,7 @@ for job in reduce scan; do
     devices=$(seq -s, 0 $((k - 1)))
     [ $job = reduce ] && args=("${reduce[@]}") || args=("${scan[@]}")
     started=$(date +%s.%N)
-    "$bin/tune" --devices "$devices" --quiet "${args[@]}" --db "$work/$job-$k.db" > "$work/$job-$k.out"
+    "$bin/tune" run --devices "$devices" --quiet "${args[@]}" --db "$work/$job-$k.db" > "$work/$job-$k.out"
     ended=$(date +%s.%N)
     evaluated=$(sed -n 's/^run [0-9]*: \([0-9]*\) evaluated.*/\1/p' "$work/$job-$k.out")
     rate=$(awk -v e="$evaluated" -v s="$started" -v t="$ended" 'BEGIN { printf "%.1f", e / (t - s) }')

@@ -9,16 +9,16 @@ seeds=${3:-20}
 tune="$bin/tune"
 
 echo "## Every strategy, default options ($(date -u +%F), commit $(git -C "$(dirname "$0")" rev-parse --short HEAD))"
-/usr/bin/time -f "wall %e s, CPU %U s" "$tune" --strategy-bench "$folder" --repeats "$seeds"
+/usr/bin/time -f "wall %e s, CPU %U s" "$tune" strategies "$folder" --repeats "$seeds"
 
 echo; echo "## bayes_opt option grid"
-"$tune" --strategy-bench "$folder" --repeats "$seeds" --leave-one-out --strategy bayes_opt \
+"$tune" strategies "$folder" --repeats "$seeds" --leave-one-out --strategy bayes_opt \
   --strategy-option initial=3,6 --strategy-option cost_power=0.5,1 --strategy-option exploit_every=0,4
 echo; echo "## genetic_algorithm option grid"
-"$tune" --strategy-bench "$folder" --repeats "$seeds" --leave-one-out --strategy genetic_algorithm \
+"$tune" strategies "$folder" --repeats "$seeds" --leave-one-out --strategy genetic_algorithm \
   --strategy-option population=10,20,40 --strategy-option mutation_rate=0.1,0.2
 echo; echo "## greedy_ils option grid"
-"$tune" --strategy-bench "$folder" --repeats "$seeds" --leave-one-out --strategy greedy_ils \
+"$tune" strategies "$folder" --repeats "$seeds" --leave-one-out --strategy greedy_ils \
   --strategy-option neighbourhood=adjacent,hamming --strategy-option perturbation_moves=2,3,5
 echo; echo "## Warm starts (bayes_opt, default options)"
-"$tune" --strategy-bench "$folder" --repeats "$seeds" --warm-pairs --strategy bayes_opt
+"$tune" strategies "$folder" --repeats "$seeds" --warm-pairs --strategy bayes_opt

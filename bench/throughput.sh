@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tuning throughput on one GPU, in one go: configs per second on the Kernel Tuner–shaped reduce
 # space at 2^26 (float32 sum, min and max: 3 x 90 configs) with a cold and then a warm compile
-# cache, and the main job (`tune --kernel scan --device 0`) on a fresh database and an empty
+# cache, and the main job (`tune run --kernel scan --device 0`) on a fresh database and an empty
 # compile cache, then (CHECK_BEST=0 skips it) a brute force of the same space measuring every config
 # in full, and whether the two pick the same best configs (bench/same_best.py). For each run it
 # prints tune's own split of the wall time: verifying and measuring on the GPU, the GPU's idle time
@@ -24,7 +24,7 @@ run() {  # name, then tune's arguments
   shift
   local started ended
   started=$(date +%s.%N)
-  "$bin/tune" --device "$device" --quiet "$@" > "$work/$name.out"
+  "$bin/tune" run --device "$device" --quiet "$@" > "$work/$name.out"
   ended=$(date +%s.%N)
   local evaluated
   evaluated=$(sed -n 's/^run [0-9]*: \([0-9]*\) evaluated.*/\1/p' "$work/$name.out")
@@ -46,7 +46,7 @@ run reduce-kt-space-cold-cache "${reduce[@]}" --db "$work/reduce-cold.db"
 run reduce-kt-space-warm-cache "${reduce[@]}" --db "$work/reduce-warm.db"
 rm -rf "$CUTUNE_CACHE"
 run scan-main-job-fresh --kernel scan --db "$work/scan.db"
-"$bin/tune" --best --kernel scan --device "$device" --db "$work/scan.db"
+"$bin/tune" db best --family scan --db "$work/scan.db"  # the one device this database holds
 if [ "${CHECK_BEST:-1}" = 1 ]; then
   # The main job cuts losers short; a brute force that measures every config in full must pick the
   # same best configs, within noise.

@@ -2,7 +2,8 @@
 
 The CLI's contract (README.md, docs/kernel-spec.md) is what this module relies on:
 - exit 0: success; stdout has ``run <id>: <k> evaluated, <m> already stored...``;
-- exit 1: an unexpected failure, or with --compile-only: some config failed to compile;
+- exit 1: an unexpected failure, or with `tune compile` (or its old form --compile-only): some config failed
+  to compile;
 - exit 2: bad input, with one ``tune: error: <message>`` line on stderr, and nothing stored;
 - exit 3: no CUDA driver or no GPU.
 """
