@@ -6,23 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "device_fingerprint.hpp"
 #include "observations.hpp"
 
 namespace cutune::db {
 
-struct DeviceRecord {
+// A device as stored: its fingerprint (identity/device_fingerprint.hpp), the row's id, and the
+// copy bandwidth measured on it once (what results' copy fractions are relative to).
+struct DeviceRecord : DeviceFingerprint {
   std::int64_t id = 0;
-  std::string uuid;  // "GPU-xxxxxxxx-…", stable identity across driver updates
-  std::string name;
-  int cc_major = 0, cc_minor = 0;
-  int sm_count = 0;
-  std::int64_t memory_bytes = 0;
-  std::int64_t l2_bytes = 0;
-  int memory_clock_khz = 0;
-  int bus_width_bits = 0;
-  double theoretical_bandwidth_gbs = 0;  // 2 (DDR) × clock × bus width
-  int driver_version = 0;
-  std::string nvrtc_version;
   std::optional<double> copy_bandwidth_gbs;  // measured device-to-device copy, read + write bytes
   std::string copy_bandwidth_measured_at;
 };

@@ -79,7 +79,7 @@ static sql::Database open_store(const std::string& path, Store::Access access) {
 
 Store::Store(const std::string& path, Access access) : db_(open_store(path, access)) {}
 
-std::int64_t Store::upsert_device(const DeviceRecord& d) {
+std::int64_t Store::upsert_device(const DeviceFingerprint& d) {
   auto statement = db_.prepare(R"sql(
     INSERT INTO devices (uuid, name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, memory_clock_khz,
                          bus_width_bits, theoretical_bandwidth_gbs, driver_version, nvrtc_version)

@@ -9,7 +9,7 @@
 
 #include "core/limits.hpp"
 #include "cuda_driver.hpp"
-#include "records.hpp"
+#include "device_fingerprint.hpp"
 
 namespace cutune {
 
@@ -31,7 +31,7 @@ class Device {
   Device& operator=(const Device&) = delete;
 
   int ordinal() const { return ordinal_; }
-  const db::DeviceRecord& fingerprint() const { return fingerprint_; }
+  const DeviceFingerprint& fingerprint() const { return fingerprint_; }
   const DeviceLimits& limits() const { return limits_; }
 
   // Retains the primary context first if that was left until needed.
@@ -41,7 +41,7 @@ class Device {
   int ordinal_;
   CUdevice handle_{};
   mutable CUcontext context_{};  // retained at construction or by the first make_current()
-  db::DeviceRecord fingerprint_;
+  DeviceFingerprint fingerprint_;
   DeviceLimits limits_;
 };
 
