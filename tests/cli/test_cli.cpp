@@ -1109,11 +1109,14 @@ TEST(CliSubcommands, BadInputIsOneLineAndExitTwo) {
                      "tune compile has no option --device; it is an option of tune run, tune db runs");
   expect_usage_error(tune("run --kernel scan --device 0 --covering-sample" + db),
                      "tune run has no option --covering-sample; it is an option of tune compile");
-  expect_usage_error(tune("simulate " + landscape + " --restrict 'a == 1'"),
-                     "tune simulate has no option --restrict; it is an option of tune run, tune compile and tune space");
-  expect_usage_error(tune("space --kernel scan --nosuch"), "tune space has no option --nosuch (tune space --help lists");
-  expect_usage_error(tune("db best --objective=energy --within=5 --device-name x" + db),
-                     "tune db best has no option --device-name; it is an option of tune db lookup and tune db import-t4");
+  expect_usage_error(
+      tune("simulate " + landscape + " --restrict 'a == 1'"),
+      "tune simulate has no option --restrict; it is an option of tune run, tune compile and tune space");
+  expect_usage_error(tune("space --kernel scan --nosuch"),
+                     "tune space has no option --nosuch (tune space --help lists");
+  expect_usage_error(
+      tune("db best --objective=energy --within=5 --device-name x" + db),
+      "tune db best has no option --device-name; it is an option of tune db lookup and tune db import-t4");
   expect_usage_error(tune("--db " + path + " db best"), "--db is given before the subcommand 'db'");
   expect_usage_error(tune("run compile"), "tune run does not take 'compile'");
   expect_usage_error(tune("families extra"), "tune families does not take 'extra'");
@@ -1189,7 +1192,8 @@ TEST(CliJson, DatabaseListingsAndLookupAsJson) {
   EXPECT_EQ(runs[0].at("strategy"), "brute_force");
   EXPECT_EQ(runs[0].at("results"), 1);
   const std::string status = runs[0].at("status");
-  EXPECT_NE(tune("db runs" + db).out.find(" " + status + " "), std::string::npos) << "the text says the same: " << status;
+  EXPECT_NE(tune("db runs" + db).out.find(" " + status + " "), std::string::npos)
+      << "the text says the same: " << status;
   EXPECT_EQ(json_of("db runs --family scan --device 'Test GPU' --json" + db).at("runs").size(), 1u);
 
   const nlohmann::json best = json_of("db best --json" + db);

@@ -116,7 +116,8 @@ class HelpTexts {
   void expect_options_listed(const Command& command, const std::string& where) {
     const Help& help = of(command.path);
     for (const std::string& option : long_options(command.rest))
-      EXPECT_TRUE(help.options.count(option)) << where << ": " << option << " is not in tune " << command.path << " --help";
+      EXPECT_TRUE(help.options.count(option))
+          << where << ": " << option << " is not in tune " << command.path << " --help";
   }
 
  private:

@@ -590,7 +590,8 @@ int list_strategies(const TuneArgs& args) {
 }
 
 int strategy_bench(const TuneArgs& args) {
-  if (args.json) throw UsageError("--json lists the strategies (tune strategies --json); their scores come as Markdown tables");
+  if (args.json)
+    throw UsageError("--json lists the strategies (tune strategies --json); their scores come as Markdown tables");
   StrategyBenchOptions options;
   options.folder = *args.strategy_bench;
   options.repeats = args.repeats.value_or(5);

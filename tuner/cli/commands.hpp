@@ -37,9 +37,9 @@ struct TuneArgs {
   std::optional<double> time_limit;
   std::optional<std::string> db;
   std::optional<int> jobs;
-  std::optional<std::string> simulate;        // a landscape (tune simulate FILE): Kernel Tuner cache file or our database
+  std::optional<std::string> simulate;        // a landscape (tune simulate FILE): Kernel Tuner cache file or database
   std::optional<std::string> trace;           // CSV of a simulation's evaluations
-  std::vector<std::string> problems;          // --problem TEXT: problems to tune; simulating a database, the one to replay
+  std::vector<std::string> problems;          // --problem TEXT: problems to tune; of a database landscape, the one
   std::optional<std::string> device_uuid;     // device, for a database landscape
   std::optional<std::string> strategy_bench;  // folder of landscapes (tune strategies FOLDER)
   std::optional<int> repeats;

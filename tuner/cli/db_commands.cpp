@@ -306,8 +306,8 @@ void print_lookup(const lookup::Match& m, std::optional<double> within, const st
   std::cout << fmt::format("config     {}\n", m.config);
   if (within)
     std::cout << (m.chosen_by == lookup::Objective::Kind::lowest_energy
-                      ? fmt::format("objective  the least energy within {:g}% of the fastest ({:.4f} ms)\n", *within * 100,
-                                    *m.fastest_time_ms)
+                      ? fmt::format("objective  the least energy within {:g}% of the fastest ({:.4f} ms)\n",
+                                    *within * 100, *m.fastest_time_ms)
                       : fmt::format("objective  fastest: {}\n", m.objective_note));
   std::cout << fmt::format("matching   {}\n", m.match_key.empty() ? "(size only)" : m.match_key);
   if (m.result_id && !m.verified)
@@ -365,18 +365,23 @@ struct DbCommand {
   int (*run)(const std::string& database, const DbArgs& args);
 };
 
-void file_argument(CLI::App& sub, DbArgs& args, const char* help) { sub.add_option("FILE", args.file, help)->required(); }
+void file_argument(CLI::App& sub, DbArgs& args, const char* help) {
+  sub.add_option("FILE", args.file, help)->required();
+}
 void family_option(CLI::App& sub, DbArgs& args, const char* help = "kernel family") {
   sub.add_option("--family,-k", args.family, help);
 }
-void device_option(CLI::App& sub, DbArgs& args) { sub.add_option("--device,-d", args.device, "a device's uuid or name"); }
+void device_option(CLI::App& sub, DbArgs& args) {
+  sub.add_option("--device,-d", args.device, "a device's uuid or name");
+}
 void problem_option(CLI::App& sub, DbArgs& args) {
   sub.add_option("--problem", args.problem, "a problem key, e.g. n=1048576,type=int32");
 }
 void objective_options(CLI::App& sub, DbArgs& args) {
   sub.add_option("--objective", args.objective,
                  "time: the fastest config (default); energy: the least energy per run within --within of the fastest");
-  sub.add_option("--within", args.within, "with --objective energy: how much slower than the fastest, e.g. 5% (default)");
+  sub.add_option("--within", args.within,
+                 "with --objective energy: how much slower than the fastest, e.g. 5% (default)");
 }
 void json_option(CLI::App& sub, DbArgs& args) { sub.add_flag("--json", args.json, json_option_help); }
 void quiet_option(CLI::App& sub, DbArgs& args) { sub.add_flag("--quiet,-q", args.quiet, "no progress line"); }
@@ -429,7 +434,8 @@ const std::vector<DbCommand>& db_commands() {
        "  tune db lookup --family reduce --n 1048576 --problem op=min --json",
        [](CLI::App& sub, DbArgs& args) {
          family_option(sub, args);
-         sub.add_option("--n", args.n, "problem size (elements; the product of the family's extents)")->check(int64_text());
+         sub.add_option("--n", args.n, "problem size (elements; the product of the family's extents)")
+             ->check(int64_text());
          sub.add_option("--type", args.type, "element type (default: the family's)");
          sub.add_option("--problem", args.problem,
                         "the family's other problem fields, e.g. op=min or window=60,op=max (see tune db families)");

@@ -63,7 +63,8 @@ void define_report(CLI::App& sub, ReportArgs& args) {
 // Every subcommand, in the order `tune --help` lists them.
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> all{
-      {"run", "tune a kernel family on this host's GPUs and store every result (short form: tune --kernel K --device N)",
+      {"run",
+       "tune a kernel family on this host's GPUs and store every result (short form: tune --kernel K --device N)",
        "tune run --kernel scan --device 0\n"
        "  tune run --kernel matmul --devices all --max-evals 50 --restrict \"algo == regtile\"",
        [](CLI::App& sub, Arguments& a) {
@@ -180,9 +181,9 @@ void define(CLI::App& app, Arguments& args) {
   for (const Subcommand& s : subcommands()) {
     CLI::App* sub = app.add_subcommand(s.name, s.summary);
     s.define(*sub, args);
-    sub->footer(std::string("Examples:\n  ") + s.examples +
-                (has_subcommands(*sub) ? fmt::format("\n\ntune {} SUBCOMMAND --help lists a subcommand's options.", s.name)
-                                       : ""));
+    const std::string more =
+        has_subcommands(*sub) ? fmt::format("\n\ntune {} SUBCOMMAND --help lists a subcommand's options.", s.name) : "";
+    sub->footer(std::string("Examples:\n  ") + s.examples + more);
   }
   const CLI::App* run = app.get_subcommand("run");
   for (const TuneOption& option : tune_options()) {
@@ -221,7 +222,8 @@ std::string name_of(const std::vector<const CLI::App*>& chain, std::size_t depth
 }
 
 // The subcommands (at any depth) that take `option`, by their whole names ("tune db best").
-void collect_takers(CLI::App& app, const std::string& option, const std::string& name, std::vector<std::string>& found) {
+void collect_takers(CLI::App& app, const std::string& option, const std::string& name,
+                    std::vector<std::string>& found) {
   for (CLI::App* sub : every_subcommand(app)) {
     const std::string sub_name = name + " " + sub->get_name();
     if (sub->get_option_no_throw(option)) found.push_back(sub_name);
@@ -256,7 +258,8 @@ std::optional<std::string> stray_argument(CLI::App& app, const std::vector<const
       const std::string option = argument.substr(0, argument.find('='));
       const std::string takers = subcommands_taking(app, option);
       return fmt::format("{} has no option {}{}", where, option,
-                         takers.empty() ? " (" + where + " --help lists its options)" : "; it is an option of " + takers);
+                         takers.empty() ? " (" + where + " --help lists its options)"
+                                        : "; it is an option of " + takers);
     }
     return fmt::format("{} does not take '{}' ({} --help)", where, argument, where);
   }

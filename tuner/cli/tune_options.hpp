@@ -73,15 +73,16 @@ inline const std::vector<TuneOption>& tune_options() {
          return app.add_option(names, args.sizes, help)->expected(1, -1)->check(int64_text());
        }},
       {"--problem",
-       "a problem as its fields, e.g. \"n=1048576,op=min\" (fields left out take their defaults; see tune db families); "
-       "repeatable",
+       "a problem as its fields, e.g. \"n=1048576,op=min\" (fields left out take their defaults; see tune db "
+       "families); repeatable",
        repeated<&TuneArgs::problems>},
       {"--restrict",
        "only configs where EXPR holds, e.g. \"algo == regtile && tile >= 64\" (labels name their values); repeatable",
        repeated<&TuneArgs::restrictions>},
       {"--strategy", "search strategy (default: " + default_strategy_name() + "; tune strategies lists them)",
        value<&TuneArgs::strategy>},
-      {"--strategy-option", "NAME=VALUE: an option of the strategy, e.g. initial=12 (tune strategies lists them); repeatable",
+      {"--strategy-option",
+       "NAME=VALUE: an option of the strategy, e.g. initial=12 (tune strategies lists them); repeatable",
        repeated<&TuneArgs::strategy_options>},
       {"--no-warm-start", "do not start the search from the family's results on other devices and problem sizes",
        flag<&TuneArgs::no_warm_start>},
@@ -137,7 +138,8 @@ inline const std::vector<TuneOption>& tune_options() {
 }
 
 // Adds the option whose long name is `long_name` to `app`, with `help` instead of its default.
-inline CLI::Option* add_tune_option(CLI::App& app, TuneArgs& args, std::string_view long_name, const char* help = nullptr) {
+inline CLI::Option* add_tune_option(CLI::App& app, TuneArgs& args, std::string_view long_name,
+                                    const char* help = nullptr) {
   for (const TuneOption& option : tune_options())
     if (option.long_name() == long_name) return option.add(app, args, option.names, help ? help : option.help);
   throw std::logic_error("no tune option " + std::string(long_name));  // a typo in a subcommand's list
