@@ -191,7 +191,9 @@ TEST(CliHelp, EverySubcommandsHelpEndsWithExamplesThatUseItsOptions) {
       ASSERT_EQ(words.at(0), "tune") << example;
       const Command command = helps.split({words.begin() + 1, words.end()}, "tune " + path + " --help");
       // tune's own examples show other subcommands; a subcommand's show itself (db: its subcommands).
-      if (!path.empty()) EXPECT_EQ(command.path.rfind(path, 0), 0u) << example << " in tune " << path << " --help";
+      if (!path.empty()) {
+        EXPECT_EQ(command.path.rfind(path, 0), 0u) << example << " in tune " << path << " --help";
+      }
       helps.expect_options_listed(command, "example '" + example + "'");
     }
   }
