@@ -20,8 +20,9 @@ int main(int argc, char** argv) {
     const Family& family = family_named("avgmatvec");
     bench::Cublas cublas;
     bench.print_title("avgmatvec vs byte floor and warp average + cublasSgemm");
-    std::cout << "| N = M = L | best stored config | cutune ms | floor ms | cutune/floor | pipeline ms | pipeline/floor | "
-                 "cutune/pipeline speed |\n";
+    std::cout
+        << "| N = M = L | best stored config | cutune ms | floor ms | cutune/floor | pipeline ms | pipeline/floor | "
+           "cutune/pipeline speed |\n";
     std::cout << "|---|---|---|---|---|---|---|---|\n";
     for (const Problem& problem : family.problems({})) {
       const auto n = static_cast<int>(problem.integer("n")), m = static_cast<int>(problem.integer("m")),

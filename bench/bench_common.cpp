@@ -1,6 +1,5 @@
 #include "bench_common.hpp"
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -78,8 +77,7 @@ std::optional<StoredBest> best_stored_config(db::Store& store, const Family& fam
   for (const auto& row : rows)
     if (row.problem_key == problem.key()) return StoredBest{row.config, row.problem_key};
   // A config carries over between sizes of the same kind of problem: the same match key.
-  if (auto same_kind = nearest([&](const auto& row) { return row.match_key == problem.match_key(); }))
-    return same_kind;
+  if (auto same_kind = nearest([&](const auto& row) { return row.match_key == problem.match_key(); })) return same_kind;
   return nearest([&](const auto& row) { return row.dtype == problem.dtype(); });
 }
 
@@ -156,7 +154,8 @@ std::optional<BenchSession::Tuned> BenchSession::measure_best(const Family& fami
   if (!stored) return std::nullopt;
   const Outcome outcome = run_config(family, problem, stored->config);
   if (outcome.status != Status::ok) throw Error(stored->config + " failed in the bench: " + outcome.error);
-  const std::string label = stored->config + (stored->tuned_on == problem.key() ? "" : " (tuned on " + stored->tuned_on + ")");
+  const std::string label =
+      stored->config + (stored->tuned_on == problem.key() ? "" : " (tuned on " + stored->tuned_on + ")");
   return Tuned{stored->config, label, outcome.measurement->median_ms};
 }
 

@@ -16,12 +16,12 @@
 
 namespace cutune::bench {
 
-#define CUTUNE_CUDART(call)                                                                               \
-  do {                                                                                                  \
-    const cudaError_t bench_error_ = (call);                                                            \
-    if (bench_error_ != cudaSuccess)                                                                    \
+#define CUTUNE_CUDART(call)                                                                                          \
+  do {                                                                                                               \
+    const cudaError_t bench_error_ = (call);                                                                         \
+    if (bench_error_ != cudaSuccess)                                                                                 \
       throw ::cutune::Error(std::string(#call) + ": " + cudaGetErrorString(bench_error_) + " at " + __FILE__ + ":" + \
-                            std::to_string(__LINE__));                                                  \
+                            std::to_string(__LINE__));                                                               \
   } while (0)
 
 // The seed of the inputs a stored config is re-measured on, so baselines get the same data.
@@ -50,7 +50,9 @@ class DeviceBytes {
   DeviceBytes& operator=(const DeviceBytes&) = delete;
   void* get() const { return pointer_; }
   template <class T>
-  T* as() const { return static_cast<T*>(pointer_); }
+  T* as() const {
+    return static_cast<T*>(pointer_);
+  }
   std::size_t bytes() const { return bytes_; }
   std::vector<std::byte> download() const;
 

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
     bench::BenchSession bench(bench::parse_bench_args(argc, argv));
     const Family& copy = family_named("copy");
     bench.print_title("copy probes vs cudaMemcpy");
-    std::cout << "| problem | best stored config | cutune ms | memcpy ms | cutune GB/s | memcpy GB/s | cutune/memcpy |\n";
+    std::cout
+        << "| problem | best stored config | cutune ms | memcpy ms | cutune GB/s | memcpy GB/s | cutune/memcpy |\n";
     std::cout << "|---|---|---|---|---|---|---|\n";
     for (const Problem& problem : copy.problems({})) {
       const auto ours = bench.measure_best(copy, problem);
@@ -27,8 +28,8 @@ int main(int argc, char** argv) {
       }
       const double bytes = copy.work(problem).bytes;
       const Measurement memcpy = bench.time_copy_moving(bytes);
-      std::cout << fmt::format("| `{}` | `{}` | {:.4f} | {:.4f} | {:.0f} | {:.0f} | {:.2f} |\n", problem.key(), ours->label,
-                               ours->median_ms, memcpy.median_ms, bytes / ours->median_ms / 1e6,
+      std::cout << fmt::format("| `{}` | `{}` | {:.4f} | {:.4f} | {:.0f} | {:.0f} | {:.2f} |\n", problem.key(),
+                               ours->label, ours->median_ms, memcpy.median_ms, bytes / ours->median_ms / 1e6,
                                bytes / memcpy.median_ms / 1e6, memcpy.median_ms / ours->median_ms);
     }
   });

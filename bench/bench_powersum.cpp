@@ -18,10 +18,12 @@ int main(int argc, char** argv) {
     bench::BenchSession bench(bench::parse_bench_args(argc, argv));
     const Family& family = family_named("powersum");
     bench.print_title("powersum vs the study's layout (512-thread block per (i, j))");
-    std::cout << "| w, A, exponents | best stored config | cutune ms | study layout (best fold, staging) | study ms | speedup |\n";
+    std::cout << "| w, A, exponents | best stored config | cutune ms | study layout (best fold, staging) | study ms | "
+                 "speedup |\n";
     std::cout << "|---|---|---|---|---|---|\n";
     for (const Problem& problem : family.problems({})) {
-      const std::string what = fmt::format("{}, {}, {}", problem.integer("w"), problem.integer("a"), problem.text("alphas"));
+      const std::string what =
+          fmt::format("{}, {}, {}", problem.integer("w"), problem.integer("a"), problem.text("alphas"));
       const auto ours = bench.measure_best(family, problem);
       if (!ours) {
         std::cout << fmt::format("| {} | not tuned (run tune --kernel powersum) | | | | |\n", what);
@@ -31,7 +33,8 @@ int main(int argc, char** argv) {
       std::string study_config;
       for (const char* fold : {"1", "8", "32"})
         for (const char* stage : {"global", "shared"}) {
-          const std::string key = fmt::format("map=pair,block=512,fold={},stage={},ksplit=1,jt=1,term=pow", fold, stage);
+          const std::string key =
+              fmt::format("map=pair,block=512,fold={},stage={},ksplit=1,jt=1,term=pow", fold, stage);
           const Outcome study = bench.run_config(family, problem, key);
           if (study.status != Status::ok) throw Error(key + " failed in the bench: " + study.error);
           if (!study_ms || study.measurement->median_ms < *study_ms) {

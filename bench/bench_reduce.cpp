@@ -26,18 +26,22 @@ int main(int argc, char** argv) {
     bench::BenchSession bench(bench::parse_bench_args(argc, argv));
     const Family& reduce = family_named("reduce");
     bench.print_title("reduce vs CUB DeviceReduce and copy");
-    std::cout << "| n | op | type | best stored config | cutune ms | CUB ms | copy ms | cutune/CUB speed | cutune GB/s | "
-                 "CUB GB/s | cutune/copy | CUB/copy |\n";
+    std::cout
+        << "| n | op | type | best stored config | cutune ms | CUB ms | copy ms | cutune/CUB speed | cutune GB/s | "
+           "CUB GB/s | cutune/copy | CUB/copy |\n";
     std::cout << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    const std::vector<std::pair<ReductionOp, std::string>> cases{
-        {ReductionOp::sum, "float32"}, {ReductionOp::min, "float32"}, {ReductionOp::max, "float32"}, {ReductionOp::sum, "float64"}};
+    const std::vector<std::pair<ReductionOp, std::string>> cases{{ReductionOp::sum, "float32"},
+                                                                 {ReductionOp::min, "float32"},
+                                                                 {ReductionOp::max, "float32"},
+                                                                 {ReductionOp::sum, "float64"}};
     for (const int log_n : {20, 24, 27}) {
       for (const auto& [op, type] : cases) {
         const Problem problem = ReduceFamily::make_problem(std::int64_t{1} << log_n, op, type);
         const auto ours = bench.measure_best(reduce, problem);
         if (!ours) {
-          std::cout << fmt::format("| 2^{} | {} | {} | not tuned (run tune --kernel reduce --type {}) | | | | | | | | |\n",
-                                   log_n, to_string(op), type, type);
+          std::cout << fmt::format(
+              "| 2^{} | {} | {} | not tuned (run tune --kernel reduce --type {}) | | | | | | | | |\n", log_n,
+              to_string(op), type, type);
           continue;
         }
         const HostBuffers inputs = bench::bench_inputs(reduce, problem);
@@ -50,11 +54,11 @@ int main(int argc, char** argv) {
 
         const double bytes = reduce.work(problem).bytes;
         const Measurement copy = bench.time_copy_moving(bytes);
-        std::cout << fmt::format("| 2^{} | {} | {} | `{}` | {:.4f} | {:.4f} | {:.4f} | {:.2f}x | {:.0f} | {:.0f} | {:.2f} | {:.2f} |\n",
-                                 log_n, to_string(op), type, ours->label, ours->median_ms, cub_time.median_ms,
-                                 copy.median_ms, cub_time.median_ms / ours->median_ms, bytes / ours->median_ms / 1e6,
-                                 bytes / cub_time.median_ms / 1e6, copy.median_ms / ours->median_ms,
-                                 copy.median_ms / cub_time.median_ms);
+        std::cout << fmt::format(
+            "| 2^{} | {} | {} | `{}` | {:.4f} | {:.4f} | {:.4f} | {:.2f}x | {:.0f} | {:.0f} | {:.2f} | {:.2f} |\n",
+            log_n, to_string(op), type, ours->label, ours->median_ms, cub_time.median_ms, copy.median_ms,
+            cub_time.median_ms / ours->median_ms, bytes / ours->median_ms / 1e6, bytes / cub_time.median_ms / 1e6,
+            copy.median_ms / ours->median_ms, copy.median_ms / cub_time.median_ms);
       }
     }
   });

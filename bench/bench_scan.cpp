@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
     bench::BenchSession bench(bench::parse_bench_args(argc, argv));
     const Family& scan = family_named("scan");
     bench.print_title("scan vs CUB DeviceScan and copy");
-    std::cout << "| n | best stored config | cutune ms | CUB ms | copy ms | cutune/CUB speed | cutune GB/s | CUB GB/s | "
-                 "cutune/copy | CUB/copy |\n";
+    std::cout
+        << "| n | best stored config | cutune ms | CUB ms | copy ms | cutune/CUB speed | cutune GB/s | CUB GB/s | "
+           "cutune/copy | CUB/copy |\n";
     std::cout << "|---|---|---|---|---|---|---|---|---|---|\n";
     for (int log_n = 20; log_n <= 27; ++log_n) {
       const std::int64_t n = std::int64_t{1} << log_n;
@@ -40,15 +41,15 @@ int main(int argc, char** argv) {
       if (!cub_ok.ok) throw Error("CUB's scan disagrees with the reference: " + cub_ok.message);
 
       bench.store().add_baseline({bench.store().upsert_device(bench.device().fingerprint()), "scan", problem.key(),
-                                  "cub::DeviceScan::InclusiveSum", cub_time.median_ms, ours->median_ms, ours->config, "",
-                                  bench::bench_git_commit()});
+                                  "cub::DeviceScan::InclusiveSum", cub_time.median_ms, ours->median_ms, ours->config,
+                                  "", bench::bench_git_commit()});
       const double bytes = scan.work(problem).bytes;
       const Measurement copy = bench.time_copy_moving(bytes);
-      std::cout << fmt::format("| 2^{} | `{}` | {:.4f} | {:.4f} | {:.4f} | {:.2f}x | {:.0f} | {:.0f} | {:.2f} | {:.2f} |\n", log_n,
-                               ours->label, ours->median_ms, cub_time.median_ms, copy.median_ms,
-                               cub_time.median_ms / ours->median_ms, bytes / ours->median_ms / 1e6,
-                               bytes / cub_time.median_ms / 1e6, copy.median_ms / ours->median_ms,
-                               copy.median_ms / cub_time.median_ms);
+      std::cout << fmt::format(
+          "| 2^{} | `{}` | {:.4f} | {:.4f} | {:.4f} | {:.2f}x | {:.0f} | {:.0f} | {:.2f} | {:.2f} |\n", log_n,
+          ours->label, ours->median_ms, cub_time.median_ms, copy.median_ms, cub_time.median_ms / ours->median_ms,
+          bytes / ours->median_ms / 1e6, bytes / cub_time.median_ms / 1e6, copy.median_ms / ours->median_ms,
+          copy.median_ms / cub_time.median_ms);
     }
   });
 }

@@ -52,8 +52,8 @@ struct BenchDatabase {
 
 std::string scan_config(int i) {
   static const char* algos[] = {"blelloch", "warp", "lookback"};
-  return std::string("algo=") + algos[i % 3] + ",block=" + std::to_string(64 << (i % 5)) + ",ept=" +
-         std::to_string(1 + i / 15) + ",vec=1,pad=" + std::to_string(i % 2);
+  return std::string("algo=") + algos[i % 3] + ",block=" + std::to_string(64 << (i % 5)) +
+         ",ept=" + std::to_string(1 + i / 15) + ",vec=1,pad=" + std::to_string(i % 2);
 }
 
 // Distinct matmul-like configs: the index in mixed radix over the axes, the last axis unbounded.
@@ -67,8 +67,13 @@ std::string matmul_config(int i) {
 }
 
 BenchDatabase hundred_thousand_results() {
-  BenchDatabase b{"100k", "scan", {}, {1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 10'000'000, 1 << 24, 1 << 27},
-                  {"int32", "int64"}, 500, scan_config};
+  BenchDatabase b{"100k",
+                  "scan",
+                  {},
+                  {1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 10'000'000, 1 << 24, 1 << 27},
+                  {"int32", "int64"},
+                  500,
+                  scan_config};
   for (int d = 0; d < 10; ++d)
     b.devices.push_back({"GPU-bench-" + std::to_string(d), "Bench GPU " + std::to_string(d % 5), 8 + d % 2, 0});
   return b;
@@ -76,13 +81,15 @@ BenchDatabase hundred_thousand_results() {
 
 BenchDatabase eleven_thousand_configs() {
   BenchDatabase b{"11k", "matmul", {}, {}, {"float32"}, 11'130, matmul_config};
-  for (std::int64_t side : {128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192}) b.sizes.push_back(side * side * side);
+  for (std::int64_t side : {128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192})
+    b.sizes.push_back(side * side * side);
   b.devices = {{"GPU-big-0", "Big GPU 0", 9, 0}, {"GPU-big-1", "Big GPU 1", 8, 0}};
   return b;
 }
 
 double time_of(int config, std::size_t device, std::int64_t n) {
-  const auto h = static_cast<std::uint64_t>(config) * 7919 + device * 104729 + static_cast<std::uint64_t>(n % 1'000'003);
+  const auto h =
+      static_cast<std::uint64_t>(config) * 7919 + device * 104729 + static_cast<std::uint64_t>(n % 1'000'003);
   return 1.0 + static_cast<double>(h % 1000) / 100.0;
 }
 
@@ -117,7 +124,8 @@ void build(const BenchDatabase& b, const std::string& path) {
     device.cc_major = d.cc_major;
     device.cc_minor = d.cc_minor;
     device_ids.push_back(store.upsert_device(device));
-    runs.push_back(store.begin_run({0, b.family, device_ids.back(), tmpl, "brute_force", 1, "", "bench", "bench", "", "", ""}));
+    runs.push_back(
+        store.begin_run({0, b.family, device_ids.back(), tmpl, "brute_force", 1, "", "bench", "bench", "", "", ""}));
   }
   std::vector<std::string> configs;
   for (int c = 0; c < b.configs; ++c) configs.push_back(b.config_of(c));
@@ -127,7 +135,8 @@ void build(const BenchDatabase& b, const std::string& path) {
       for (std::int64_t n : b.sizes) {
         const auto problem = store.upsert_problem({0, b.family, problem_key(n, type), n, type, "{}"});
         for (int c = 0; c < b.configs; ++c)
-          store.insert_result(result_of(runs[d], device_ids[d], tmpl, problem, configs[c], c % 10 != 9, time_of(c, d, n)));
+          store.insert_result(
+              result_of(runs[d], device_ids[d], tmpl, problem, configs[c], c % 10 != 9, time_of(c, d, n)));
       }
   transaction.commit();
 }
@@ -141,8 +150,10 @@ void rewrite_device(const std::string& path, const lookup::Query& query, const s
   db::Store store(path);
   sql::Transaction transaction(store.database());
   store.database()
-      .prepare("UPDATE results SET time_ms_median = time_ms_median * 1.0 WHERE device_id = "
-               "(SELECT id FROM devices WHERE uuid = ?1) AND (?2 = '' OR problem_id IN (SELECT id FROM problems WHERE key = ?2))")
+      .prepare(
+          "UPDATE results SET time_ms_median = time_ms_median * 1.0 WHERE device_id = "
+          "(SELECT id FROM devices WHERE uuid = ?1) AND (?2 = '' OR problem_id IN (SELECT id FROM problems WHERE key = "
+          "?2))")
       .bind(1, query.device.uuid)
       .bind(2, key)
       .run();
@@ -154,12 +165,13 @@ void rewrite_device(const std::string& path, const lookup::Query& query, const s
 void store_one_result(const BenchDatabase& b, const std::string& path, const lookup::Query& query) {
   db::Store store(path);
   auto s = store.database().prepare(
-      "SELECT d.id, p.id, (SELECT id FROM templates WHERE family = ?1), (SELECT MAX(id) FROM runs) FROM devices d, problems p"
+      "SELECT d.id, p.id, (SELECT id FROM templates WHERE family = ?1), (SELECT MAX(id) FROM runs) FROM devices d, "
+      "problems p"
       " WHERE d.uuid = ?2 AND p.family = ?1 AND p.key = ?3");
   s.bind(1, b.family).bind(2, query.device.uuid).bind(3, problem_key(query.problem.size, query.problem.dtype));
   if (!s.step()) throw std::runtime_error("no problem to store a result for");
-  store.add_result(result_of(s.column_int(3), s.column_int(0), s.column_int(2), s.column_int(1), b.config_of(b.configs),
-                             true, 0.5));
+  store.add_result(
+      result_of(s.column_int(3), s.column_int(0), s.column_int(2), s.column_int(1), b.config_of(b.configs), true, 0.5));
 }
 
 // CPU time of this thread: what a lookup costs, apart from waiting for a core on a busy machine.
@@ -202,8 +214,10 @@ PerCall time_lookups(lookup::Database& results, lookup::Query query, const looku
 
 std::string per_call(const PerCall& t) {
   char text[64];
-  if (t.wall_ns < 10'000) std::snprintf(text, sizeof text, "%.2f µs | %.2f µs", t.wall_ns * 1e-3, t.cpu_ns * 1e-3);
-  else std::snprintf(text, sizeof text, "%.2f ms | %.2f ms", t.wall_ns * 1e-6, t.cpu_ns * 1e-6);
+  if (t.wall_ns < 10'000)
+    std::snprintf(text, sizeof text, "%.2f µs | %.2f µs", t.wall_ns * 1e-3, t.cpu_ns * 1e-3);
+  else
+    std::snprintf(text, sizeof text, "%.2f ms | %.2f ms", t.wall_ns * 1e-6, t.cpu_ns * 1e-6);
   return text;
 }
 
@@ -223,8 +237,9 @@ void store_energies(const std::string& path, const lookup::Query& query) {
   {
     sql::Transaction transaction(store.database());
     store.database()
-        .prepare("UPDATE results SET energy_j = time_ms_median * (0.5 + (id * 7919 % 101) / 100.0), power_w = 300 "
-                 "WHERE status = 'ok' AND device_id = (SELECT id FROM devices WHERE uuid = ?1)")
+        .prepare(
+            "UPDATE results SET energy_j = time_ms_median * (0.5 + (id * 7919 % 101) / 100.0), power_w = 300 "
+            "WHERE status = 'ok' AND device_id = (SELECT id FROM devices WHERE uuid = ?1)")
         .bind(1, query.device.uuid)
         .run();
     transaction.commit();
@@ -236,7 +251,8 @@ void run(const BenchDatabase& b, const std::string& path, int repeats) {
   if (!std::filesystem::exists(path)) {
     const auto started = Clock::now();
     build(b, path);
-    std::fprintf(stderr, "built %s in %.1f s\n", path.c_str(), std::chrono::duration<double>(Clock::now() - started).count());
+    std::fprintf(stderr, "built %s in %.1f s\n", path.c_str(),
+                 std::chrono::duration<double>(Clock::now() - started).count());
   }
   std::int64_t results = 0;
   {
@@ -253,9 +269,8 @@ void run(const BenchDatabase& b, const std::string& path, int repeats) {
   const lookup::Query exact{b.family, {known.uuid, "", known.cc_major, known.cc_minor}, {n, type}};
   const lookup::Query same_cc{b.family, {"GPU-unknown", "Unknown GPU", known.cc_major, known.cc_minor}, {n, type}};
   const lookup::Query unknown{b.family, {"GPU-unknown", "Unknown GPU", 7, 5}, {n, type}};
-  std::vector<Case> cases{{"exact device (UUID)", exact},
-                          {"same compute capability", same_cc},
-                          {"family default", unknown}};
+  std::vector<Case> cases{
+      {"exact device (UUID)", exact}, {"same compute capability", same_cc}, {"family default", unknown}};
   if (b.types.size() > 1) cases.push_back({"built-in default", {b.family, exact.device, {n, "uint32"}}});
   cases.push_back({"exact device (UUID), stale", exact, 1});
   cases.push_back({"same compute capability, stale", same_cc, 1});
@@ -271,9 +286,12 @@ void run(const BenchDatabase& b, const std::string& path, int repeats) {
   cases.push_back({"same compute capability, lowest energy within 5 %", same_cc, 4, energy});
 
   std::printf("\n%s: %lld results, %zu devices, %zu problems, %d configs per problem (%s)\n\n", b.name.c_str(),
-              static_cast<long long>(results), b.devices.size(), b.sizes.size() * b.types.size(), b.configs, b.family.c_str());
-  std::printf("| database | query | level | cold open + first query: wall, median (max) of %d | its CPU, median | "
-              "same query again: wall | its CPU | n varying: wall per lookup | its CPU |\n", repeats);
+              static_cast<long long>(results), b.devices.size(), b.sizes.size() * b.types.size(), b.configs,
+              b.family.c_str());
+  std::printf(
+      "| database | query | level | cold open + first query: wall, median (max) of %d | its CPU, median | "
+      "same query again: wall | its CPU | n varying: wall per lookup | its CPU |\n",
+      repeats);
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   int stale = 0;
   for (const Case& c : cases) {
@@ -298,9 +316,9 @@ void run(const BenchDatabase& b, const std::string& path, int repeats) {
     results_db.find(c.query, c.objective);
     const PerCall same = time_lookups(results_db, c.query, c.objective, [&](long) { return c.query.problem.size; });
     // A different n on every call: 1 + (i · an odd number) mod 2^31 repeats no value before 2^31 calls.
-    const PerCall varying =
-        time_lookups(results_db, c.query, c.objective,
-                     [](long i) { return 1 + static_cast<std::int64_t>((i * 2654435761ULL) % (1ULL << 31)); });
+    const PerCall varying = time_lookups(results_db, c.query, c.objective, [](long i) {
+      return 1 + static_cast<std::int64_t>((i * 2654435761ULL) % (1ULL << 31));
+    });
     std::printf("| %s | %s | %s | %.2f ms (%.2f) | %.2f ms | %s | %s |\n", b.name.c_str(), c.name, level.c_str(),
                 median(cold_ms), *std::max_element(cold_ms.begin(), cold_ms.end()), median(cold_cpu_ms),
                 per_call(same).c_str(), per_call(varying).c_str());
@@ -315,13 +333,18 @@ int main(int argc, char** argv) {
   int repeats = 21;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
-    if (option == "--dir") folder = argv[i + 1];
-    else if (option == "--repeats") repeats = std::stoi(argv[i + 1]);
-    else if (option == "--only") only = argv[i + 1];
-    else return std::fprintf(stderr, "usage: lookup_bench [--dir FOLDER] [--repeats N] [--only 100k|11k]\n"), 2;
+    if (option == "--dir")
+      folder = argv[i + 1];
+    else if (option == "--repeats")
+      repeats = std::stoi(argv[i + 1]);
+    else if (option == "--only")
+      only = argv[i + 1];
+    else
+      return std::fprintf(stderr, "usage: lookup_bench [--dir FOLDER] [--repeats N] [--only 100k|11k]\n"), 2;
   }
   const bool own_folder = folder.empty();
-  if (own_folder) folder = (std::filesystem::temp_directory_path() / ("cutune-lookup-bench-" + std::to_string(getpid()))).string();
+  if (own_folder)
+    folder = (std::filesystem::temp_directory_path() / ("cutune-lookup-bench-" + std::to_string(getpid()))).string();
   std::filesystem::create_directories(folder);
   for (const BenchDatabase& b : {hundred_thousand_results(), eleven_thousand_configs()})
     if (only.empty() || only == b.name) run(b, folder + "/lookup-" + b.name + ".db", repeats);

@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   }
   std::printf("%s (%s)\n", device.fingerprint().name.c_str(), device.fingerprint().uuid.c_str());
   std::printf("settings: %s\n", nvml::describe(gpu->settings()).c_str());
-  if (const auto range = gpu->power_limit_range_w()) std::printf("power limit range: %.0f–%.0f W\n", range->first, range->second);
+  if (const auto range = gpu->power_limit_range_w())
+    std::printf("power limit range: %.0f–%.0f W\n", range->first, range->second);
   std::printf("per call: energy %.2f µs, power %.2f µs, SM clock %.2f µs, reasons %.2f µs\n",
               microseconds_per_call([&] { return gpu->total_energy_mj(); }),
               microseconds_per_call([&] { return gpu->power_w(); }),

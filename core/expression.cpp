@@ -8,15 +8,36 @@
 
 namespace cutune {
 
-enum class Op { literal, slot, negate, logical_not, add, subtract, multiply, divide, remainder, less, less_equal,
-                greater, greater_equal, equal, not_equal, logical_and, logical_or, conditional, ceil_div, min, max };
+enum class Op {
+  literal,
+  slot,
+  negate,
+  logical_not,
+  add,
+  subtract,
+  multiply,
+  divide,
+  remainder,
+  less,
+  less_equal,
+  greater,
+  greater_equal,
+  equal,
+  not_equal,
+  logical_and,
+  logical_or,
+  conditional,
+  ceil_div,
+  min,
+  max
+};
 
 struct Expression::Node {
   Op op = Op::literal;
   std::int64_t number = 0;  // the literal, or the slot
   bool parenthesised = false;
   std::unique_ptr<const Node> left, right;
-  std::unique_ptr<const Node> otherwise;            // the conditional's else branch
+  std::unique_ptr<const Node> otherwise;              // the conditional's else branch
   std::vector<std::unique_ptr<const Node>> operands;  // a function's arguments
 };
 
@@ -222,7 +243,8 @@ class Parser {
     if (name == "sizeof") {
       skip_space();
       const std::size_t at = pos_;
-      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+        ++pos_;
       const std::string field(text_.substr(at, pos_ - at));
       const auto slot = field.empty() ? std::nullopt : resolve_("sizeof(" + field + ")");
       if (!slot) {
@@ -269,25 +291,39 @@ class Parser {
 Value arithmetic(Op op, std::int64_t a, std::int64_t b) {
   std::int64_t r = 0;
   switch (op) {
-    case Op::add: return __builtin_add_overflow(a, b, &r) ? Value() : r;
-    case Op::subtract: return __builtin_sub_overflow(a, b, &r) ? Value() : r;
-    case Op::multiply: return __builtin_mul_overflow(a, b, &r) ? Value() : r;
-    case Op::divide: return b == 0 || (b == -1 && a == INT64_MIN) ? Value() : a / b;
-    case Op::remainder: return b == 0 || (b == -1 && a == INT64_MIN) ? Value() : a % b;
-    case Op::less: return a < b;
-    case Op::less_equal: return a <= b;
-    case Op::greater: return a > b;
-    case Op::greater_equal: return a >= b;
-    case Op::equal: return a == b;
-    case Op::not_equal: return a != b;
-    default: return std::nullopt;
+    case Op::add:
+      return __builtin_add_overflow(a, b, &r) ? Value() : r;
+    case Op::subtract:
+      return __builtin_sub_overflow(a, b, &r) ? Value() : r;
+    case Op::multiply:
+      return __builtin_mul_overflow(a, b, &r) ? Value() : r;
+    case Op::divide:
+      return b == 0 || (b == -1 && a == INT64_MIN) ? Value() : a / b;
+    case Op::remainder:
+      return b == 0 || (b == -1 && a == INT64_MIN) ? Value() : a % b;
+    case Op::less:
+      return a < b;
+    case Op::less_equal:
+      return a <= b;
+    case Op::greater:
+      return a > b;
+    case Op::greater_equal:
+      return a >= b;
+    case Op::equal:
+      return a == b;
+    case Op::not_equal:
+      return a != b;
+    default:
+      return std::nullopt;
   }
 }
 
 Value evaluate_node(const Node& node, std::span<const std::int64_t> values) {
   switch (node.op) {
-    case Op::literal: return node.number;
-    case Op::slot: return values[static_cast<std::size_t>(node.number)];
+    case Op::literal:
+      return node.number;
+    case Op::slot:
+      return values[static_cast<std::size_t>(node.number)];
     case Op::negate: {
       const Value v = evaluate_node(*node.left, values);
       return v && *v != INT64_MIN ? Value(-*v) : Value();

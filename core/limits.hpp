@@ -9,7 +9,7 @@ namespace cutune {
 struct DeviceLimits {
   int cc_major = 9, cc_minor = 0;
   int max_threads_per_block = 1024;
-  std::int64_t max_shared_per_block = 48 * 1024;        // without opt-in
+  std::int64_t max_shared_per_block = 48 * 1024;         // without opt-in
   std::int64_t max_shared_per_block_optin = 227 * 1024;  // static + dynamic, after cuFuncSetAttribute
   int sm_count = 132;
   int max_threads_per_sm = 2048;  // resident threads per SM: the denominator of occupancy

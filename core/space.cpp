@@ -120,9 +120,12 @@ double Space::raw_size() const {
 }
 
 std::optional<std::string> Space::violation(const Config& config) const {
-  if (config.values.size() != axes_.size()) return "config has " + std::to_string(config.values.size()) + " values for " + std::to_string(axes_.size()) + " axes";
+  if (config.values.size() != axes_.size())
+    return "config has " + std::to_string(config.values.size()) + " values for " + std::to_string(axes_.size()) +
+           " axes";
   for (std::size_t i = 0; i < axes_.size(); ++i)
-    if (!axes_[i].index_of(config.values[i])) return axes_[i].name + " = " + std::to_string(config.values[i]) + " is not one of its values";
+    if (!axes_[i].index_of(config.values[i]))
+      return axes_[i].name + " = " + std::to_string(config.values[i]) + " is not one of its values";
   const ConfigView view(*this, config);
   for (const auto& c : constraints_)
     if (!c.allows(view)) return c.description;
@@ -229,7 +232,8 @@ std::optional<Config> Space::depth_first_sample(std::mt19937_64& rng) const {
 
 std::string Space::key(const Config& config) const {
   std::vector<NamedValue> items;
-  for (std::size_t i = 0; i < axes_.size(); ++i) items.push_back({axes_[i].name, axes_[i].text_of(config.values.at(i))});
+  for (std::size_t i = 0; i < axes_.size(); ++i)
+    items.push_back({axes_[i].name, axes_[i].text_of(config.values.at(i))});
   return format_named_values(items);
 }
 
@@ -271,7 +275,9 @@ std::vector<Config> covering_sample(const Space& space, std::vector<Config> vali
   // What a config covers, as numbers: each axis value, and each pair of values on two axes
   // (axis indices and value positions packed into one word).
   const auto& axes = space.axes();
-  const auto position = [&](std::size_t axis, std::int64_t value) -> std::uint64_t { return *axes[axis].index_of(value); };
+  const auto position = [&](std::size_t axis, std::int64_t value) -> std::uint64_t {
+    return *axes[axis].index_of(value);
+  };
   const auto covers = [&](const Config& c) {
     std::vector<std::uint64_t> items;
     for (std::size_t a = 0; a < c.values.size(); ++a) {

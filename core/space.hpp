@@ -21,7 +21,7 @@ struct Axis {
   // not passed to the compiler, so configs that differ only in such axes share one cubin.
   bool plan_only = false;
 
-  std::string text_of(std::int64_t value) const;              // the label if any, else the number
+  std::string text_of(std::int64_t value) const;  // the label if any, else the number
   std::optional<std::int64_t> value_of(const std::string& text) const;
   std::optional<std::size_t> index_of(std::int64_t value) const;
 };
@@ -80,7 +80,7 @@ class Space {
   const std::vector<Axis>& axes() const { return axes_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
   std::size_t axis_index(const std::string& name) const;  // throws Error for an unknown name
-  double raw_size() const;  // product of axis sizes (a double: it can exceed 2^64)
+  double raw_size() const;                                // product of axis sizes (a double: it can exceed 2^64)
 
   // The first constraint the config breaks, or nullopt when it is valid.
   std::optional<std::string> violation(const Config& config) const;

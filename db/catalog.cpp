@@ -32,8 +32,8 @@ std::vector<FamilySummary> family_summaries(sql::Database& db) {
     FROM families f ORDER BY f.family)sql");
   std::vector<FamilySummary> rows;
   while (s.step())
-    rows.push_back({s.column_text(0), s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4), s.column_int(5),
-                    s.column_int(6)});
+    rows.push_back({s.column_text(0), s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
+                    s.column_int(5), s.column_int(6)});
   return rows;
 }
 
@@ -50,8 +50,9 @@ std::vector<RunSummary> run_summaries(sql::Database& db, const Selection& select
   std::vector<RunSummary> rows;
   while (s.step()) {
     RunSummary row;
-    row.run = {s.column_int(0), s.column_text(1), s.column_int(2), s.column_int(3), s.column_text(4), s.column_int(5),
-               s.column_text(6), s.column_text(7), s.column_text(8), s.column_text(9), s.column_text(10), s.column_text(11)};
+    row.run = {s.column_int(0),  s.column_text(1), s.column_int(2),   s.column_int(3),
+               s.column_text(4), s.column_int(5),  s.column_text(6),  s.column_text(7),
+               s.column_text(8), s.column_text(9), s.column_text(10), s.column_text(11)};
     row.device_name = s.column_text(12);
     row.results = s.column_int(13);
     rows.push_back(std::move(row));

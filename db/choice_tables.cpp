@@ -53,11 +53,13 @@ class Cursor {
   bool null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
   std::string_view text(int column) const {
     const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
-    return data ? std::string_view(data, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))) : std::string_view();
+    return data ? std::string_view(data, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)))
+                : std::string_view();
   }
   std::string_view blob(int column) const {
     const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
-    return data ? std::string_view(data, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))) : std::string_view();
+    return data ? std::string_view(data, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)))
+                : std::string_view();
   }
 
  private:
@@ -66,8 +68,8 @@ class Cursor {
     return *this;
   }
   [[noreturn]] void fail(const char* doing) const {
-    throw sql::DbError(std::string("sqlite ") + doing + " failed: " + sqlite3_errmsg(db_) + " (in: " +
-                       sql_.substr(0, 120) + ")");
+    throw sql::DbError(std::string("sqlite ") + doing + " failed: " + sqlite3_errmsg(db_) +
+                       " (in: " + sql_.substr(0, 120) + ")");
   }
   sqlite3* db_;
   std::string sql_;
@@ -176,10 +178,14 @@ std::unordered_map<std::int64_t, DeviceRow> read_devices(sql::Database& db) {
 
 bool member(const DeviceRow& d, const DeviceSet& set) {
   switch (set.rule) {
-    case DeviceSet::Rule::uuid: return d.uuid == set.text;
-    case DeviceSet::Rule::name: return d.name == set.text;
-    case DeviceSet::Rule::compute_capability: return d.cc_major == set.cc_major && d.cc_minor == set.cc_minor;
-    case DeviceSet::Rule::any: return true;
+    case DeviceSet::Rule::uuid:
+      return d.uuid == set.text;
+    case DeviceSet::Rule::name:
+      return d.name == set.text;
+    case DeviceSet::Rule::compute_capability:
+      return d.cc_major == set.cc_major && d.cc_minor == set.cc_minor;
+    case DeviceSet::Rule::any:
+      return true;
   }
   return false;
 }
@@ -212,8 +218,12 @@ std::string with_devices(const char* head, const char* tail) {
 }
 
 void bind_selection(Cursor& s, const std::string& family, const std::string& match_key, const DeviceSet& devices) {
-  s.bind(1, family).bind(2, match_key).bind(3, static_cast<std::int64_t>(devices.rule)).bind(4, devices.text)
-      .bind(5, static_cast<std::int64_t>(devices.cc_major)).bind(6, static_cast<std::int64_t>(devices.cc_minor));
+  s.bind(1, family)
+      .bind(2, match_key)
+      .bind(3, static_cast<std::int64_t>(devices.rule))
+      .bind(4, devices.text)
+      .bind(5, static_cast<std::int64_t>(devices.cc_major))
+      .bind(6, static_cast<std::int64_t>(devices.cc_minor));
 }
 
 // The successful results of the family and match key on the devices, at one size (0: all), as
@@ -316,9 +326,14 @@ void compute_key(sql::Database& db, const std::unordered_map<std::int64_t, Devic
   for (const Pair& pair : pairs) totals.add(pair);
   const std::vector<const Pair*> all = pointers(pairs);
   if (const auto choice = choose(totals, configs)) {
-    Cursor insert(db, "INSERT INTO family_defaults (family, match_key, config, pairs, geomean_ratio) VALUES (?1, ?2, ?3, ?4, ?5)");
-    insert.bind(1, family).bind(2, match_key).bind(3, configs.text(choice->config))
-        .bind(4, std::int64_t{choice->pairs}).bind_real(5, geomean_ratio(all, choice->config));
+    Cursor insert(
+        db,
+        "INSERT INTO family_defaults (family, match_key, config, pairs, geomean_ratio) VALUES (?1, ?2, ?3, ?4, ?5)");
+    insert.bind(1, family)
+        .bind(2, match_key)
+        .bind(3, configs.text(choice->config))
+        .bind(4, std::int64_t{choice->pairs})
+        .bind_real(5, geomean_ratio(all, choice->config));
     insert.run();
   }
   {
@@ -347,7 +362,7 @@ void compute_key(sql::Database& db, const std::unordered_map<std::int64_t, Devic
         const auto device = devices.find(pair->device_id);
         if (device == devices.end()) continue;
         const DeviceRow& d = device->second;
-        groups[rule == DeviceSet::Rule::uuid ? d.uuid
+        groups[rule == DeviceSet::Rule::uuid   ? d.uuid
                : rule == DeviceSet::Rule::name ? d.name
                                                : cc_text(d.cc_major, d.cc_minor)]
             .push_back(pair);
@@ -358,9 +373,15 @@ void compute_key(sql::Database& db, const std::unordered_map<std::int64_t, Devic
         for (const Pair* pair : group) scores.add(*pair);
         const auto choice = choose(scores, configs);
         if (!choice) continue;
-        insert.bind(1, family).bind(2, match_key).bind(3, static_cast<std::int64_t>(rule)).bind(4, key).bind(5, size)
-            .bind(6, configs.text(choice->config)).bind(7, fastest(group, choice->config)->result_id)
-            .bind(8, std::int64_t{choice->pairs}).bind_real(9, geomean_ratio(group, choice->config));
+        insert.bind(1, family)
+            .bind(2, match_key)
+            .bind(3, static_cast<std::int64_t>(rule))
+            .bind(4, key)
+            .bind(5, size)
+            .bind(6, configs.text(choice->config))
+            .bind(7, fastest(group, choice->config)->result_id)
+            .bind(8, std::int64_t{choice->pairs})
+            .bind_real(9, geomean_ratio(group, choice->config));
         insert.run();
       }
     }
@@ -380,8 +401,10 @@ void compute_choices(sql::Database& db, bool all) {
   const auto devices = read_devices(db);
   std::vector<std::pair<std::string, std::string>> keys;
   {
-    Cursor s(db, full ? "SELECT DISTINCT family, match_key FROM problems WHERE size > 0"
-                      : "SELECT DISTINCT p.family, p.match_key FROM changed_results c JOIN problems p ON p.id = c.problem_id");
+    Cursor s(
+        db,
+        full ? "SELECT DISTINCT family, match_key FROM problems WHERE size > 0"
+             : "SELECT DISTINCT p.family, p.match_key FROM changed_results c JOIN problems p ON p.id = c.problem_id");
     while (s.step()) keys.emplace_back(std::string(s.text(0)), std::string(s.text(1)));
   }
   if (full) {
@@ -390,7 +413,9 @@ void compute_choices(sql::Database& db, bool all) {
     Cursor choices(db, "DELETE FROM choices WHERE family = ?1 AND match_key = ?2");
     Cursor sets(db, "DELETE FROM choice_sets WHERE family = ?1 AND match_key = ?2");
     Cursor defaults(db, "DELETE FROM family_defaults WHERE family = ?1 AND match_key = ?2");
-    Cursor pairs(db, "DELETE FROM choice_pairs WHERE problem_id IN (SELECT id FROM problems WHERE family = ?1 AND match_key = ?2)");
+    Cursor pairs(
+        db,
+        "DELETE FROM choice_pairs WHERE problem_id IN (SELECT id FROM problems WHERE family = ?1 AND match_key = ?2)");
     for (const auto& [family, match_key] : keys)
       for (Cursor* s : {&choices, &sets, &defaults, &pairs}) {
         s->bind(1, family).bind(2, match_key);
@@ -398,8 +423,7 @@ void compute_choices(sql::Database& db, bool all) {
       }
   }
   for (const auto& [family, match_key] : keys) compute_key(db, devices, family, match_key);
-  db.exec(
-      "DELETE FROM changed_results; UPDATE meta SET value = 1 WHERE key = 'choices_valid'");
+  db.exec("DELETE FROM changed_results; UPDATE meta SET value = 1 WHERE key = 'choices_valid'");
 }
 
 void refresh_family_defaults(sql::Database& db) {
@@ -445,7 +469,8 @@ struct ChoiceReader::Impl {
     Cursor next_device(db, R"sql(
       SELECT device_id FROM changed_results WHERE problem_id = ?1 AND device_id > ?2 ORDER BY device_id LIMIT 1)sql");
     Cursor stored_count(db, "SELECT length(measurements) FROM choice_pairs WHERE problem_id = ?1 AND device_id = ?2");
-    Cursor count(db, "SELECT COUNT(*) FROM (SELECT 1 FROM changed_results WHERE problem_id = ?1 AND device_id = ?2 LIMIT ?3)");
+    Cursor count(
+        db, "SELECT COUNT(*) FROM (SELECT 1 FROM changed_results WHERE problem_id = ?1 AND device_id = ?2 LIMIT ?3)");
     while (problems.step()) {
       const std::int64_t problem_id = problems.integer(0), size = problems.integer(1);
       for (std::int64_t device_id = -1;;) {
@@ -455,7 +480,8 @@ struct ChoiceReader::Impl {
         next_device.reset();
         if (!found) break;
         stored_count.bind(1, problem_id).bind(2, device_id);
-        const std::int64_t stored_rows = stored_count.step() ? stored_count.integer(0) / static_cast<std::int64_t>(kMeasurementBytes) : 0;
+        const std::int64_t stored_rows =
+            stored_count.step() ? stored_count.integer(0) / static_cast<std::int64_t>(kMeasurementBytes) : 0;
         stored_count.reset();
         count.bind(1, problem_id).bind(2, device_id).bind(3, stored_rows / kPatchShare + 1);
         count.step();
@@ -512,7 +538,8 @@ struct ChoiceReader::Impl {
         SELECT config, time_ms_median, id FROM results INDEXED BY results_by_pair
         WHERE problem_id = ?1 AND device_id = ?2 AND status = 'ok' AND time_ms_median > 0 ORDER BY config)sql");
       s.bind(1, c.problem_id).bind(2, c.device_id);
-      while (s.step()) pair.measurements.push_back({configs->index_of(s.text(0)), quantised_log(s.real(1)), s.integer(2), s.real(1)});
+      while (s.step())
+        pair.measurements.push_back({configs->index_of(s.text(0)), quantised_log(s.real(1)), s.integer(2), s.real(1)});
     } else {
       Cursor s(db, R"sql(
         SELECT c.result_id, r.config, r.time_ms_median FROM changed_results c
@@ -523,7 +550,8 @@ struct ChoiceReader::Impl {
       std::unordered_set<std::int64_t> replaced;
       while (s.step())  // a result that changed twice is listed twice
         if (replaced.insert(s.integer(0)).second && !s.null(1))
-          pair.measurements.push_back({configs->index_of(s.text(1)), quantised_log(s.real(2)), s.integer(0), s.real(2)});
+          pair.measurements.push_back(
+              {configs->index_of(s.text(1)), quantised_log(s.real(2)), s.integer(0), s.real(2)});
       for (const Measurement& m : before.measurements)
         if (!replaced.count(m.result_id)) pair.measurements.push_back(m);
     }
@@ -559,7 +587,9 @@ struct ChoiceReader::Impl {
   std::vector<SizeChoice> precomputed_sizes(const DeviceSet& wanted) {
     std::map<std::int64_t, std::int64_t> by_size;
     {
-      Cursor s(db, "SELECT size, result_id FROM choices WHERE family = ?1 AND match_key = ?2 AND rule = ?3 AND devices = ?4");
+      Cursor s(
+          db,
+          "SELECT size, result_id FROM choices WHERE family = ?1 AND match_key = ?2 AND rule = ?3 AND devices = ?4");
       s.bind(1, family).bind(2, match_key).bind(3, static_cast<std::int64_t>(wanted.rule)).bind(4, devices_key(wanted));
       while (s.step()) by_size[s.integer(0)] = s.integer(1);
     }
@@ -593,8 +623,10 @@ struct ChoiceReader::Impl {
         for (const Changed* c : changed_here) group.push_back(&current_pair(*c));
         result = chosen_result(group, *configs);
       }
-      if (result) by_size[size] = result;
-      else by_size.erase(size);
+      if (result)
+        by_size[size] = result;
+      else
+        by_size.erase(size);
     }
     std::vector<SizeChoice> out;
     for (const auto& [size, result] : by_size) out.push_back({size, result});
@@ -684,9 +716,12 @@ std::optional<EnergyChoice> lowest_energy_choice(sql::Database& db, std::int64_t
   double limit = 0;
   while (s.step()) {
     const double ms = s.real(1);
-    if (window.empty()) limit = ms * (1 + within_fraction);  // the first row is the fastest
-    else if (ms > limit) break;
-    window.push_back({s.integer(0), ms, s.null(2) ? std::nullopt : std::optional<double>(s.real(2)), std::string(s.text(3))});
+    if (window.empty())
+      limit = ms * (1 + within_fraction);  // the first row is the fastest
+    else if (ms > limit)
+      break;
+    window.push_back(
+        {s.integer(0), ms, s.null(2) ? std::nullopt : std::optional<double>(s.real(2)), std::string(s.text(3))});
   }
   if (window.empty()) return std::nullopt;
   const EnergyCandidate* chosen = lowest_energy(window, within_fraction);

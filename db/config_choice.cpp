@@ -152,14 +152,16 @@ std::vector<const EnergyCandidate*> energy_front(const std::vector<EnergyCandida
   std::vector<const EnergyCandidate*> measured;
   for (const EnergyCandidate& c : candidates)
     if (c.energy_j) measured.push_back(&c);
-  std::sort(measured.begin(), measured.end(), [](const EnergyCandidate* a, const EnergyCandidate* b) { return a->ms < b->ms; });
+  std::sort(measured.begin(), measured.end(),
+            [](const EnergyCandidate* a, const EnergyCandidate* b) { return a->ms < b->ms; });
   std::vector<const EnergyCandidate*> front;
   const EnergyCandidate* least = nullptr;
   for (std::size_t i = 0; i < measured.size();) {
     const double ms = measured[i]->ms;
     for (; i < measured.size() && measured[i]->ms == ms; ++i) {
       const EnergyCandidate& c = *measured[i];
-      if (!least || std::tie(*c.energy_j, c.ms, c.config) < std::tie(*least->energy_j, least->ms, least->config)) least = &c;
+      if (!least || std::tie(*c.energy_j, c.ms, c.config) < std::tie(*least->energy_j, least->ms, least->config))
+        least = &c;
     }
     if (front.empty() || front.back() != least) front.push_back(least);
   }

@@ -65,7 +65,7 @@ class ConfigList {
   std::vector<std::string_view> dictionary_;
   std::deque<std::string> extras_;  // owned texts, index dictionary_size() + i; a deque never moves them
   std::unordered_map<std::string_view, std::uint32_t> extra_index_;  // views into extras_
-  std::size_t cursor_ = 0;  // where the last dictionary look-up ended
+  std::size_t cursor_ = 0;                                           // where the last dictionary look-up ended
 };
 
 // Per config: on how many pairs it was measured, and the sum of its log ratios there (its fastest

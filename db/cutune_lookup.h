@@ -42,8 +42,8 @@ typedef struct cutune_cubin cutune_cubin;
 
 typedef enum {
   CUTUNE_OK = 0,
-  CUTUNE_ERROR = 1,     /* bad argument, unreadable database, unknown family: see cutune_last_error() */
-  CUTUNE_NOT_FOUND = 2  /* no such parameter, launch or cubin: see cutune_last_error() for why */
+  CUTUNE_ERROR = 1,    /* bad argument, unreadable database, unknown family: see cutune_last_error() */
+  CUTUNE_NOT_FOUND = 2 /* no such parameter, launch or cubin: see cutune_last_error() for why */
 } cutune_status;
 
 /* Fallback levels, as cutune::lookup::Level. */
@@ -55,10 +55,7 @@ enum {
 };
 
 /* How a match was chosen, as cutune::lookup::Objective::Kind. */
-enum {
-  CUTUNE_OBJECTIVE_FASTEST = 0,
-  CUTUNE_OBJECTIVE_LOWEST_ENERGY = 1
-};
+enum { CUTUNE_OBJECTIVE_FASTEST = 0, CUTUNE_OBJECTIVE_LOWEST_ENERGY = 1 };
 
 /* This header's layout of the structs below; cutune_lookup_abi_version() says the library's. */
 #define CUTUNE_LOOKUP_ABI_VERSION 1
@@ -74,7 +71,7 @@ typedef struct {
  * declared defaults; a lookup never answers from a problem whose fields differ (a sum's query
  * never gets a min's config). See cutune::lookup::ProblemDescriptor. */
 typedef struct {
-  size_t struct_size;      /* sizeof(cutune_query): start from CUTUNE_QUERY_INIT */
+  size_t struct_size; /* sizeof(cutune_query): start from CUTUNE_QUERY_INIT */
   const char* family;
   const char* device_uuid; /* may be NULL or "" */
   const char* device_name; /* may be NULL or "" */
@@ -88,7 +85,8 @@ typedef struct {
   const cutune_field* fields;
   size_t field_count;
 } cutune_query;
-#define CUTUNE_QUERY_INIT {sizeof(cutune_query), NULL, NULL, NULL, 0, 0, 0, NULL, NULL, 0}
+#define CUTUNE_QUERY_INIT \
+  { sizeof(cutune_query), NULL, NULL, NULL, 0, 0, 0, NULL, NULL, 0 }
 
 typedef struct {
   size_t struct_size; /* sizeof(cutune_launch): start from CUTUNE_LAUNCH_INIT */
@@ -96,7 +94,8 @@ typedef struct {
   unsigned grid[3], block[3];
   unsigned dynamic_shared_bytes;
 } cutune_launch;
-#define CUTUNE_LAUNCH_INIT {sizeof(cutune_launch), NULL, {0, 0, 0}, {0, 0, 0}, 0}
+#define CUTUNE_LAUNCH_INIT \
+  { sizeof(cutune_launch), NULL, {0, 0, 0}, {0, 0, 0}, 0 }
 
 /* Fills part of one of the family's buffers (named as the kernels' parameter that receives it)
  * with a repeated 32-bit word: cuMemsetD32(buffer + byte_offset, word, bytes / 4). stream_write:
@@ -117,7 +116,10 @@ typedef struct {
   cutune_launch launch;
   cutune_memset memset;
 } cutune_step;
-#define CUTUNE_STEP_INIT {sizeof(cutune_step), CUTUNE_STEP_LAUNCH, CUTUNE_LAUNCH_INIT, {NULL, 0, 0, 0, 0}}
+#define CUTUNE_STEP_INIT                                                              \
+  {                                                                                   \
+    sizeof(cutune_step), CUTUNE_STEP_LAUNCH, CUTUNE_LAUNCH_INIT, { NULL, 0, 0, 0, 0 } \
+  }
 
 /* CUTUNE_LOOKUP_ABI_VERSION of the library as built. */
 CUTUNE_LOOKUP_C_API int cutune_lookup_abi_version(void);

@@ -52,10 +52,10 @@ ImportSummary merge_database(Store& store, const std::string& other_path, const 
 // What to call imported results when the file itself does not say (a plain Kernel Tuner file
 // names its device and kernel; a plain T4 file names neither).
 struct ImportTarget {
-  std::string family;       // overrides the file's kernel_name
-  std::string device_name;  // for T4 files without a cutune section
+  std::string family;             // overrides the file's kernel_name
+  std::string device_name;        // for T4 files without a cutune section
   std::int64_t problem_size = 0;  // for T4 files without a cutune section; 0: unknown
-  std::string command;      // stored with the import's run
+  std::string command;            // stored with the import's run
 };
 
 ImportSummary import_kernel_tuner(Store& store, const std::string& path, const ImportTarget& target = {},

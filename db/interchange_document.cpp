@@ -34,8 +34,11 @@ Json export_document(sql::Database& db, const Selection& selection) {
     throw InterchangeError("'" + db.path() + "' has schema version " + std::to_string(version) +
                            ", newer than this cutune understands");
   sql::Transaction snapshot(db, sql::Transaction::Kind::read);
-  Json document{{"format", kFormat}, {"format_version", kFormatVersion}, {"exported_at", utc_now()},
-                {"selection", {{"family", selection.family}, {"device", selection.device}, {"problem", selection.problem}}}};
+  Json document{
+      {"format", kFormat},
+      {"format_version", kFormatVersion},
+      {"exported_at", utc_now()},
+      {"selection", {{"family", selection.family}, {"device", selection.device}, {"problem", selection.problem}}}};
 
   std::map<std::int64_t, std::string> uuid_of_device;
   std::set<std::string> archs;
@@ -67,35 +70,48 @@ Json export_document(sql::Database& db, const Selection& selection) {
   }
   std::map<std::int64_t, TemplateKey> template_of;
   Json& templates = document["templates"] = Json::array();
-  auto t = db.prepare("SELECT id, family, source_hash, source, created_at FROM templates WHERE ?1 = '' OR family = ?1 ORDER BY id");
+  auto t = db.prepare(
+      "SELECT id, family, source_hash, source, created_at FROM templates WHERE ?1 = '' OR family = ?1 ORDER BY id");
   t.bind(1, selection.family);
   while (t.step()) {
     template_of[t.column_int(0)] = {t.column_text(1), t.column_text(2)};
-    templates.push_back({{"family", t.column_text(1)}, {"source_hash", t.column_text(2)}, {"source", t.column_text(3)},
+    templates.push_back({{"family", t.column_text(1)},
+                         {"source_hash", t.column_text(2)},
+                         {"source", t.column_text(3)},
                          {"created_at", t.column_text(4)}});
   }
 
   Json& runs = document["runs"] = Json::array();
   auto r = db.prepare(std::string(R"sql(
     SELECT id, family, device_id, template_id, strategy, seed, budget, command, tool_version, started_at,
-           COALESCE(finished_at, ''), status, )sql") + (version >= 7 ? "source_header" : "''") +
-                      " FROM runs WHERE ?1 = '' OR family = ?1 ORDER BY id");
+           COALESCE(finished_at, ''), status, )sql") +
+                      (version >= 7 ? "source_header" : "''") + " FROM runs WHERE ?1 = '' OR family = ?1 ORDER BY id");
   r.bind(1, selection.family);
   while (r.step()) {
     if (!uuid_of_device.count(r.column_int(2))) continue;
-    runs.push_back({{"id", r.column_int(0)}, {"family", r.column_text(1)}, {"device_uuid", uuid_of_device.at(r.column_int(2))},
-                    {"template_hash", template_of.at(r.column_int(3)).hash}, {"strategy", r.column_text(4)},
-                    {"seed", r.column_int(5)}, {"budget", r.column_text(6)}, {"command", r.column_text(7)},
-                    {"tool_version", r.column_text(8)}, {"started_at", r.column_text(9)},
-                    {"finished_at", r.column_text(10)}, {"status", r.column_text(11)},
+    runs.push_back({{"id", r.column_int(0)},
+                    {"family", r.column_text(1)},
+                    {"device_uuid", uuid_of_device.at(r.column_int(2))},
+                    {"template_hash", template_of.at(r.column_int(3)).hash},
+                    {"strategy", r.column_text(4)},
+                    {"seed", r.column_int(5)},
+                    {"budget", r.column_text(6)},
+                    {"command", r.column_text(7)},
+                    {"tool_version", r.column_text(8)},
+                    {"started_at", r.column_text(9)},
+                    {"finished_at", r.column_text(10)},
+                    {"status", r.column_text(11)},
                     {"source_header", interchange::parse_json_text_column(r.column_text(12))}});
   }
 
   Json& results = document["results"] = Json::array();
   for (const auto& result : interchange::selected_results(db, selection)) {
     const TemplateKey& tk = template_of.at(result.template_id);
-    Json row{{"run", result.run_id}, {"device_uuid", uuid_of_device.at(result.device_id)}, {"family", tk.family},
-             {"template_hash", tk.hash}, {"problem_key", key_of_problem.at(result.problem_id)}};
+    Json row{{"run", result.run_id},
+             {"device_uuid", uuid_of_device.at(result.device_id)},
+             {"family", tk.family},
+             {"template_hash", tk.hash},
+             {"problem_key", key_of_problem.at(result.problem_id)}};
     row.update(interchange::measurement_json(result));
     results.push_back(std::move(row));
   }
@@ -111,11 +127,16 @@ Json export_document(sql::Database& db, const Selection& selection) {
     // With a device filter, the cubins of those devices' architectures only.
     if (problem == key_of_problem.end() || (!selection.device.empty() && !archs.count(arch))) continue;
     const TemplateKey& tk = template_of.at(c.column_int(1));
-    cubins.push_back({{"family", tk.family}, {"template_hash", tk.hash}, {"problem_key", problem->second},
-                      {"arch", arch}, {"config", c.column_text(3)}, {"cubin_base64", interchange::base64_encode(c.column_blob(4))},
+    cubins.push_back({{"family", tk.family},
+                      {"template_hash", tk.hash},
+                      {"problem_key", problem->second},
+                      {"arch", arch},
+                      {"config", c.column_text(3)},
+                      {"cubin_base64", interchange::base64_encode(c.column_blob(4))},
                       {"launch", interchange::parse_json_text_column(c.column_text(5))},
                       {"compile_options", interchange::parse_json_text_column(c.column_text(6))},
-                      {"nvrtc_version", c.column_text(7)}, {"created_at", c.column_text(8)}});
+                      {"nvrtc_version", c.column_text(7)},
+                      {"created_at", c.column_text(8)}});
   }
   return document;
 }
@@ -128,7 +149,8 @@ ImportSummary import_document(Store& store, const Json& document, const std::str
   using namespace interchange;
   const Json* format = document.is_object() ? member(document, "format") : nullptr;
   if (!format || *format != kFormat)
-    throw InterchangeError(in_quotes(source, 120) + " is not a cutune results document (no \"format\": \"" + kFormat + "\")");
+    throw InterchangeError(in_quotes(source, 120) + " is not a cutune results document (no \"format\": \"" + kFormat +
+                           "\")");
   try {
     if (const auto version = integer_or(document, "format_version", 0); version > kFormatVersion)
       throw InterchangeError("it has format version " + std::to_string(version) + ", newer than this cutune reads");
@@ -137,7 +159,8 @@ ImportSummary import_document(Store& store, const Json& document, const std::str
       if (section && !section->is_array()) refuse_member(name, *section, "a list");
       if (section)
         for (const auto& row : *section)
-          if (!row.is_object()) throw InterchangeError(std::string("\"") + name + "\" holds " + shown(row) + ", not an object");
+          if (!row.is_object())
+            throw InterchangeError(std::string("\"") + name + "\" holds " + shown(row) + ", not an object");
     }
   } catch (const InterchangeError& e) {
     throw InterchangeError(in_quotes(source, 120) + ": " + e.what());
@@ -174,7 +197,8 @@ ImportSummary import_document(Store& store, const Json& document, const std::str
     for (std::size_t i = 0; i < section("problem_schemas").size(); ++i) {
       at("problem_schemas", i);
       const Json& s = section("problem_schemas")[i];
-      store_problem_schema(store.database(), text_at(s, "family", Text::name), ProblemSchema::from_json(required(s, "fields")));
+      store_problem_schema(store.database(), text_at(s, "family", Text::name),
+                           ProblemSchema::from_json(required(s, "fields")));
     }
     std::map<std::pair<std::string, std::string>, std::int64_t> problem_id;
     for (std::size_t i = 0; i < section("problems").size(); ++i, ++summary.problems) {
@@ -200,7 +224,8 @@ ImportSummary import_document(Store& store, const Json& document, const std::str
       run.finished_at = text_or(r, "finished_at", "", Text::label);
       run.status = text_or(r, "status", "finished");
       if (run.status != "running" && run.status != "finished" && run.status != "interrupted" && run.status != "failed")
-        throw InterchangeError("unknown run status " + in_quotes(run.status) + " (known: running, finished, interrupted, failed)");
+        throw InterchangeError("unknown run status " + in_quotes(run.status) +
+                               " (known: running, finished, interrupted, failed)");
       run.source_header = source_object_text(r, "source_header");
       run_id[integer_at(r, "id", std::numeric_limits<std::int64_t>::min())] = find_or_insert_run(store, run);
     }

@@ -30,12 +30,15 @@ inline constexpr int kMaxNesting = 64;
 inline constexpr std::size_t kQuoted = 40;
 
 // Text quoted in a message: at most `limit` characters, one line.
-inline std::string in_quotes(std::string_view text, std::size_t limit = kQuoted) { return "'" + shortened(text, limit) + "'"; }
+inline std::string in_quotes(std::string_view text, std::size_t limit = kQuoted) {
+  return "'" + shortened(text, limit) + "'";
+}
 
 // A JSON value as a message shows it: a string quoted, anything else as its (shortened) JSON text.
 inline std::string shown(const Json& value) {
   if (value.is_string()) return in_quotes(value.get_ref<const std::string&>());
-  if (value.is_number_float() && !std::isfinite(value.get<double>())) return value.get<double>() > 0 ? "1e999" : "-1e999";
+  if (value.is_number_float() && !std::isfinite(value.get<double>()))
+    return value.get<double>() > 0 ? "1e999" : "-1e999";
   if (value.is_array() && value.size() > 8) return "an array of " + std::to_string(value.size()) + " values";
   if (value.is_object() && value.size() > 8) return "an object of " + std::to_string(value.size()) + " members";
   return shortened(value.dump(), kQuoted);
@@ -55,14 +58,17 @@ inline Json parse_json(const std::string& text, const std::string& source) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if ((c == '[' || c == '{') && ++depth > kMaxNesting) {
-      throw InterchangeError(in_quotes(source, 120) + " nests arrays and objects deeper than " + std::to_string(kMaxNesting) +
-                             " levels (at byte " + std::to_string(i) + ")");
+      throw InterchangeError(in_quotes(source, 120) + " nests arrays and objects deeper than " +
+                             std::to_string(kMaxNesting) + " levels (at byte " + std::to_string(i) + ")");
     } else if (c == ']' || c == '}') {
       --depth;
     }
@@ -70,7 +76,8 @@ inline Json parse_json(const std::string& text, const std::string& source) {
   try {
     return Json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e999
-    throw InterchangeError(in_quotes(source, 120) + " is not valid JSON: " + shortened(without_exception_tag(e.what()), 120));
+    throw InterchangeError(in_quotes(source, 120) +
+                           " is not valid JSON: " + shortened(without_exception_tag(e.what()), 120));
   }
 }
 
@@ -109,7 +116,8 @@ inline std::string text_value(std::string_view key, const Json& value, Text kind
   if (kind == Text::name || kind == Text::label) {
     if (text.size() > 1000) refuse_member(key, value, "a name of at most 1000 bytes");
     for (const char c : text)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) refuse_member(key, value, "a name without control characters");
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+        refuse_member(key, value, "a name without control characters");
   }
   return text;
 }
@@ -124,7 +132,9 @@ inline std::string text_or(const Json& object, std::string_view key, std::string
 // A finite number: any, at least zero, or above zero.
 enum class Sign { any, non_negative, positive };
 inline double number_value(std::string_view key, const Json& value, Sign sign = Sign::any) {
-  const char* wanted = sign == Sign::positive ? "a positive number" : sign == Sign::non_negative ? "a number of at least 0" : "a number";
+  const char* wanted = sign == Sign::positive       ? "a positive number"
+                       : sign == Sign::non_negative ? "a number of at least 0"
+                                                    : "a number";
   if (!value.is_number()) refuse_member(key, value, wanted);
   const double v = value.get<double>();
   if (!std::isfinite(v) || (sign == Sign::positive && !(v > 0)) || (sign == Sign::non_negative && !(v >= 0)))
@@ -144,11 +154,13 @@ inline std::optional<double> optional_number(const Json& object, std::string_vie
 inline std::int64_t integer_value(std::string_view key, const Json& value, std::int64_t low = 0,
                                   std::int64_t high = std::numeric_limits<std::int64_t>::max()) {
   const auto wanted = [&] {
-    return high == std::numeric_limits<std::int64_t>::max() ? "an integer of at least " + std::to_string(low)
-                                                             : "an integer from " + std::to_string(low) + " to " + std::to_string(high);
+    return high == std::numeric_limits<std::int64_t>::max()
+               ? "an integer of at least " + std::to_string(low)
+               : "an integer from " + std::to_string(low) + " to " + std::to_string(high);
   };
   if (value.is_number_unsigned()) {  // nlohmann reads 0 and up as unsigned
-    if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(high) || static_cast<std::int64_t>(value.get<std::uint64_t>()) < low)
+    if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(high) ||
+        static_cast<std::int64_t>(value.get<std::uint64_t>()) < low)
       refuse_member(key, value, wanted());
     return static_cast<std::int64_t>(value.get<std::uint64_t>());
   }

@@ -80,7 +80,8 @@ std::string kernel_tuner_failure(const ResultRecord& r, bool from_kernel_tuner) 
 constexpr std::string_view kT4InvalidityPrefix = "T4 invalidity: ";
 std::string t4_invalidity(const ResultRecord& r) {
   if (r.error.starts_with(kT4InvalidityPrefix)) return r.error.substr(kT4InvalidityPrefix.size());
-  return r.status == "ok" && r.time_ms_median ? std::string("correct") : std::string(name_of_status(r.status, &FailureName::t4));
+  return r.status == "ok" && r.time_ms_median ? std::string("correct")
+                                              : std::string(name_of_status(r.status, &FailureName::t4));
 }
 
 std::string value_text(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
@@ -260,7 +261,7 @@ struct Timeline {
   std::string started_at() const { return first ? iso_timestamp(*first) : "1970-01-01T00:00:00Z"; }
   void stamp(ResultRecord& r, const Json& entry, const char* key) const {
     const auto t = entry.contains(key) && entry.at(key).is_string() ? parse_timestamp(entry.at(key).get<std::string>())
-                                                                   : std::nullopt;
+                                                                    : std::nullopt;
     r.created_at = t ? iso_timestamp(*t) : started_at();
     r.elapsed_s = t && first ? *t - *first : 0.0;
   }
@@ -274,8 +275,8 @@ std::string default_command(const std::string& what, const std::string& path, co
 // "cutune" object, imports lay it over what they derived.
 Json result_extension(const ResultRecord& r) {
   Json ext = interchange::measurement_json(r);
-  for (const char* derived : {"config", "config_json", "time_ms_median", "compile_s", "verify_s", "benchmark_s", "gbs", "gflops",
-                              "source_fields"})  // the source fields are the entry's own members
+  for (const char* derived : {"config", "config_json", "time_ms_median", "compile_s", "verify_s", "benchmark_s", "gbs",
+                              "gflops", "source_fields"})  // the source fields are the entry's own members
     ext.erase(derived);
   return ext;
 }
@@ -283,7 +284,8 @@ Json result_extension(const ResultRecord& r) {
 // When the result was measured, for an export: the source's timestamp as it was written, else ours.
 Json timestamp_of(const ResultRecord& r) {
   for (const char* format : {interchange::kKernelTunerSource, interchange::kT4Source})
-    if (const Json kept = interchange::kept_source(r.source_fields, format); kept.contains("timestamp")) return kept.at("timestamp");
+    if (const Json kept = interchange::kept_source(r.source_fields, format); kept.contains("timestamp"))
+      return kept.at("timestamp");
   return r.created_at;
 }
 
@@ -293,7 +295,8 @@ Json samples_of(const ResultRecord& r) {
   if (const Json kt = interchange::kept_source(r.source_fields, interchange::kKernelTunerSource); kt.contains("times"))
     return kt.at("times");
   const Json t4 = interchange::kept_source(r.source_fields, interchange::kT4Source);
-  if (t4.contains("times") && t4.at("times").is_object() && t4.at("times").contains("runtimes")) return t4.at("times").at("runtimes");
+  if (t4.contains("times") && t4.at("times").is_object() && t4.at("times").contains("runtimes"))
+    return t4.at("times").at("runtimes");
   return Json::array();
 }
 
@@ -306,9 +309,11 @@ std::string kernel_tuner_header(const Json& file) {
 // "tune_params_keys" and "tune_params" of an export: the source header's (every value the source
 // tuned over, measured or not), then the names and values only the results hold, sorted.
 std::pair<Json, Json> parameters_of(const Json& header, const std::vector<Json>& configs) {
-  Json names = header.contains("tune_params_keys") && header.at("tune_params_keys").is_array() ? header.at("tune_params_keys")
-                                                                                                : Json::array();
-  Json values = header.contains("tune_params") && header.at("tune_params").is_object() ? header.at("tune_params") : Json::object();
+  Json names = header.contains("tune_params_keys") && header.at("tune_params_keys").is_array()
+                   ? header.at("tune_params_keys")
+                   : Json::array();
+  Json values = header.contains("tune_params") && header.at("tune_params").is_object() ? header.at("tune_params")
+                                                                                       : Json::object();
   std::map<std::string, std::set<std::string>> listed;  // by name: the values' JSON text
   for (auto& [name, list] : values.items()) {
     if (!list.is_array()) list = Json::array();
@@ -382,7 +387,7 @@ Slice one_slice(sql::Database& db, Selection selection) {
   slice.origin.template_source = t.column_text(1);
   const Json descriptor = interchange::parse_json_text_column(slice.origin.problem.descriptor);
   slice.problem_size = descriptor.is_object() && descriptor.contains("problem_size") ? descriptor.at("problem_size")
-                                                                                      : Json(slice.origin.problem.size);
+                                                                                     : Json(slice.origin.problem.size);
   slice.results = std::move(results);
   return slice;
 }
@@ -406,7 +411,9 @@ Json read_document(const std::string& path) {
 
 }  // namespace
 
-std::string synthetic_device_uuid(const std::string& device_name) { return "kernel-tuner-" + content_hash(device_name); }
+std::string synthetic_device_uuid(const std::string& device_name) {
+  return "kernel-tuner-" + content_hash(device_name);
+}
 
 // ---- Kernel Tuner ---------------------------------------------------------------------------------
 
@@ -438,8 +445,9 @@ ImportSummary import_kernel_tuner(Store& store, const std::string& path, const I
     where = "header";
     Timeline timeline;
     for (const auto& entry : cache.entries) timeline.see(*entry.json, "timestamp");
-    const OriginRows ids = store_origin(store, origin, "kernel_tuner_import", default_command("import-kt", path, target),
-                                        timeline.started_at(), kernel_tuner_header(file));
+    const OriginRows ids =
+        store_origin(store, origin, "kernel_tuner_import", default_command("import-kt", path, target),
+                     timeline.started_at(), kernel_tuner_header(file));
     const std::set<std::string> parameters(cache.parameters.begin(), cache.parameters.end());
     ++summary.devices;
     ++summary.problems;
@@ -496,8 +504,10 @@ void export_kernel_tuner(Store& store, const Selection& selection, const std::st
       std::string key;
       for (const auto& [name, value] : configs[i].items()) key += (key.empty() ? "" : ",") + value_text(value);
       Json entry = configs[i];
-      if (r.status == "ok" && r.time_ms_median) entry["time"] = *r.time_ms_median;
-      else entry["time"] = kernel_tuner_failure(r, !source.empty());
+      if (r.status == "ok" && r.time_ms_median)
+        entry["time"] = *r.time_ms_median;
+      else
+        entry["time"] = kernel_tuner_failure(r, !source.empty());
       if (Json samples = samples_of(r); !samples.empty()) entry["times"] = std::move(samples);
       entry["compile_time"] = r.compile_s * 1e3;
       entry["verification_time"] = r.verify_s * 1e3;
@@ -511,12 +521,9 @@ void export_kernel_tuner(Store& store, const Selection& selection, const std::st
       entry["cutune"] = result_extension(r);
       cache[key] = std::move(entry);
     }
-    Json document{{"schema_version", "1.1.0"},
-                  {"device_name", slice.origin.device.name},
-                  {"kernel_name", slice.origin.family},
-                  {"problem_size", slice.problem_size},
-                  {"tune_params_keys", names},
-                  {"tune_params", values},
+    Json document{{"schema_version", "1.1.0"},          {"device_name", slice.origin.device.name},
+                  {"kernel_name", slice.origin.family}, {"problem_size", slice.problem_size},
+                  {"tune_params_keys", names},          {"tune_params", values},
                   {"objective", Json::array({"time"})}};
     for (const auto& [name, value] : header.items())  // what the source said (its kernel name, its objective, ...)
       if (name != "tune_params_keys" && name != "tune_params") document[name] = value;
@@ -570,8 +577,10 @@ std::vector<T4Result> read_t4_results(const Json& file, const std::string& sourc
         if (!is_parameter_value(value)) refuse_member(name, value, "a parameter value (a string, number or boolean)");
         these.push_back(name);
       }
-      if (i == 0) names = these;
-      else if (these != names) throw InterchangeError("its configuration names other parameters than results[0]'s");
+      if (i == 0)
+        names = these;
+      else if (these != names)
+        throw InterchangeError("its configuration names other parameters than results[0]'s");
       r.invalidity = text_at(entry, "invalidity", Text::name);
       if (const Json* times = member(entry, "times")) {
         if (!times->is_object()) refuse_member("times", *times, "an object");
@@ -590,9 +599,12 @@ std::vector<T4Result> read_t4_results(const Json& file, const std::string& sourc
           const std::string name = text_or(m, "name", "");
           const Json* value = member(m, "value");
           if (!value || !value->is_number()) continue;  // a failure's name where the time would be
-          if (name == "time") r.time_ms = number_value("time", *value, Sign::positive);
-          else if (name == "GB/s") r.gbs = number_value("GB/s", *value, Sign::non_negative);
-          else if (name == "GFLOP/s") r.gflops = number_value("GFLOP/s", *value, Sign::non_negative);
+          if (name == "time")
+            r.time_ms = number_value("time", *value, Sign::positive);
+          else if (name == "GB/s")
+            r.gbs = number_value("GB/s", *value, Sign::non_negative);
+          else if (name == "GFLOP/s")
+            r.gflops = number_value("GFLOP/s", *value, Sign::non_negative);
         }
       }
       read.push_back(std::move(r));
@@ -616,8 +628,9 @@ ImportSummary import_t4(Store& store, const std::string& path, const ImportTarge
       origin = origin_from_extension(file.at("cutune"));
     } else {
       if (target.family.empty() || target.device_name.empty())
-        throw InterchangeError("the file does not say which device and kernel its results are for (no cutune section): "
-                               "pass --family and --device-name");
+        throw InterchangeError(
+            "the file does not say which device and kernel its results are for (no cutune section): "
+            "pass --family and --device-name");
       if (target.problem_size < 0)
         throw InterchangeError("the problem size " + std::to_string(target.problem_size) + " is not a positive number");
       origin.device.name = text_value("--device-name", Json(target.device_name), Text::name);
@@ -655,7 +668,8 @@ ImportSummary import_t4(Store& store, const std::string& path, const ImportTarge
         r.time_ms_median = entry.time_ms;
         set_sample_statistics(r, entry.samples);
       } else {
-        r.status = entry.invalidity == "correct" ? "runtime_fault" : std::string(status_named(entry.invalidity, &FailureName::t4));
+        r.status = entry.invalidity == "correct" ? "runtime_fault"
+                                                 : std::string(status_named(entry.invalidity, &FailureName::t4));
         r.error = std::string(kT4InvalidityPrefix) + entry.invalidity;
       }
       r.gbs = entry.gbs;

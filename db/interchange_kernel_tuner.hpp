@@ -24,11 +24,11 @@ using interchange::Json;
 
 struct Entry {
   std::string key;
-  const Json* json = nullptr;    // the entry itself, inside the file's JSON
-  std::vector<Json> values;      // one per parameter, in parameter order: strings, finite numbers, booleans
+  const Json* json = nullptr;     // the entry itself, inside the file's JSON
+  std::vector<Json> values;       // one per parameter, in parameter order: strings, finite numbers, booleans
   std::optional<double> time_ms;  // the objective when the config was measured (> 0)
-  std::string failure;           // else the name of its failure ("CompilationFailedConfig", …)
-  std::vector<double> samples;   // "times" (each > 0)
+  std::string failure;            // else the name of its failure ("CompilationFailedConfig", …)
+  std::vector<double> samples;    // "times" (each > 0)
   double compile_ms = 0, verification_ms = 0, benchmark_ms = 0;
   std::optional<double> gbs, gflops;
 };
@@ -36,9 +36,9 @@ struct Entry {
 struct CacheFile {
   std::vector<std::string> parameters;
   std::optional<std::string> kernel_name, device_name;  // absent: nullopt; kernel_name is never empty
-  Json problem_size;             // null when absent; else a positive integer or a list of them
-  std::int64_t problem_elements = 0;  // the product of problem_size; 0 when absent
-  std::vector<Entry> entries;    // at least one
+  Json problem_size;                                    // null when absent; else a positive integer or a list of them
+  std::int64_t problem_elements = 0;                    // the product of problem_size; 0 when absent
+  std::vector<Entry> entries;                           // at least one
 };
 
 // "tune_params": each parameter's values, in order (a non-empty list of distinct values).
@@ -56,7 +56,8 @@ inline std::vector<std::vector<Json>> parameter_values(const Json& file, const s
         throw InterchangeError("parameter " + in_quotes(name) + " has the value " + shown(v) +
                                " in \"tune_params\" (values are strings, numbers or booleans)");
       if (!seen.insert(v.is_string() ? v.get<std::string>() : v.dump()).second)
-        throw InterchangeError("parameter " + in_quotes(name) + " lists the value " + shown(v) + " twice in \"tune_params\"");
+        throw InterchangeError("parameter " + in_quotes(name) + " lists the value " + shown(v) +
+                               " twice in \"tune_params\"");
     }
     all.emplace_back(values->begin(), values->end());
   }
@@ -92,8 +93,8 @@ inline std::int64_t problem_elements(const Json& size) {
   if (size.is_null()) return 0;
   const auto positive = [](const Json& d) {
     // nlohmann reads 0 and up as unsigned
-    return d.is_number_integer() && (d.is_number_unsigned() ? d.get<std::uint64_t>() - 1 < std::uint64_t{INT64_MAX}
-                                                             : d.get<std::int64_t>() > 0);
+    return d.is_number_integer() &&
+           (d.is_number_unsigned() ? d.get<std::uint64_t>() - 1 < std::uint64_t{INT64_MAX} : d.get<std::int64_t>() > 0);
   };
   const auto refuse = [&] { refuse_member("problem_size", size, "a positive integer or a list of them"); };
   if (!size.is_array()) {
@@ -142,15 +143,18 @@ inline Entry read_entry(const std::string& key, const Json& json, const std::vec
     }
     if (!parts) parts = split_key(key, parameters.size());
     if (!parts)
-      throw InterchangeError("it lacks parameter " + in_quotes(name) + ", and its key does not hold one value for each of the " +
+      throw InterchangeError("it lacks parameter " + in_quotes(name) +
+                             ", and its key does not hold one value for each of the " +
                              std::to_string(parameters.size()) + " parameters in \"tune_params_keys\"");
     const std::string& text = (*parts)[p];
     const Json parsed = Json::parse(text, nullptr, false);
     e.values.push_back(!parsed.is_discarded() && is_parameter_value(parsed) ? parsed : Json(text));
   }
   const Json& time = required(json, "time");
-  if (time.is_string()) e.failure = text_value("time", time, Text::name);
-  else e.time_ms = number_value("time", time, Sign::positive);
+  if (time.is_string())
+    e.failure = text_value("time", time, Text::name);
+  else
+    e.time_ms = number_value("time", time, Sign::positive);
   if (const Json* samples = member(json, "times")) {
     if (!samples->is_array()) refuse_member("times", *samples, "a list of positive numbers");
     for (const auto& s : *samples) e.samples.push_back(number_value("times", s, Sign::positive));
@@ -160,7 +164,8 @@ inline Entry read_entry(const std::string& key, const Json& json, const std::vec
   e.benchmark_ms = number_or(json, "benchmark_time", 0, Sign::non_negative);
   // User metrics: a failed config may hold anything there; only a number is kept.
   for (const auto& [name, field] : {std::pair{"GB/s", &e.gbs}, std::pair{"GFLOP/s", &e.gflops}})
-    if (const Json* value = member(json, name); value && value->is_number()) *field = number_value(name, *value, Sign::non_negative);
+    if (const Json* value = member(json, name); value && value->is_number())
+      *field = number_value(name, *value, Sign::non_negative);
   return e;
 }
 
@@ -182,7 +187,8 @@ inline CacheFile read_cache_file(const Json& file, const std::string& source) {
   }
   try {
     if (member(file, "kernel_name")) c.kernel_name = text_at(file, "kernel_name", Text::name);
-    if (member(file, "device_name")) c.device_name = text_at(file, "device_name", Text::label);  // "" for an unnamed GPU
+    if (member(file, "device_name"))
+      c.device_name = text_at(file, "device_name", Text::label);  // "" for an unnamed GPU
     if (const Json* size = member(file, "problem_size")) c.problem_size = *size;
     c.problem_elements = detail::problem_elements(c.problem_size);
   } catch (const InterchangeError& e) {

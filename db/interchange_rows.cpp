@@ -174,7 +174,8 @@ void measurement_from_json(const Json& j, ResultRecord& r) {
   optional("gflops", r.gflops, Sign::non_negative);
   optional("copy_fraction", r.copy_fraction, Sign::non_negative);
   if (has("error")) r.error = text_or(j, "error", "");
-  if (has("error_index")) r.error_index = member(j, "error_index") ? std::optional(integer_at(j, "error_index", 0)) : std::nullopt;
+  if (has("error_index"))
+    r.error_index = member(j, "error_index") ? std::optional(integer_at(j, "error_index", 0)) : std::nullopt;
   if (has("verified")) r.verified = boolean_or(j, "verified", true);
   if (has("cut_short")) r.cut_short = boolean_or(j, "cut_short", false);
   if (has("measured_on")) r.measured_on = text_or(j, "measured_on", "", Text::label);
@@ -244,8 +245,8 @@ bool is_result_status(std::string_view status) { return status_named(status).has
 void check_device(const DeviceRecord& d) {
   if (d.uuid.empty()) throw InterchangeError("a device has an empty uuid");
   if (d.copy_bandwidth_gbs && !(std::isfinite(*d.copy_bandwidth_gbs) && *d.copy_bandwidth_gbs > 0))
-    throw InterchangeError("device " + in_quotes(d.uuid) + " has a copy bandwidth of " + std::to_string(*d.copy_bandwidth_gbs) +
-                           " GB/s, not a positive number");
+    throw InterchangeError("device " + in_quotes(d.uuid) + " has a copy bandwidth of " +
+                           std::to_string(*d.copy_bandwidth_gbs) + " GB/s, not a positive number");
 }
 
 void check_problem(const ProblemRecord& p) {
@@ -255,7 +256,9 @@ void check_problem(const ProblemRecord& p) {
 }
 
 void check_result(const ResultRecord& r) {
-  const auto refuse = [&](const std::string& why) { throw InterchangeError("result " + in_quotes(r.config) + ": " + why); };
+  const auto refuse = [&](const std::string& why) {
+    throw InterchangeError("result " + in_quotes(r.config) + ": " + why);
+  };
   if (r.config.empty()) throw InterchangeError("a result has an empty config");
   for (const char c : r.config)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) refuse("its config holds a control character");
@@ -269,10 +272,12 @@ void check_result(const ResultRecord& r) {
            " (known: ok, compile_error, load_error, launch_error, runtime_fault, timeout, wrong_result)");
   if (r.status == "ok" && !r.time_ms_median) refuse("status ok without a time");
   const auto positive = [&](const std::optional<double>& v, const char* what) {
-    if (v && !(std::isfinite(*v) && *v > 0)) refuse(std::string(what) + " is " + std::to_string(*v) + ", not a positive number");
+    if (v && !(std::isfinite(*v) && *v > 0))
+      refuse(std::string(what) + " is " + std::to_string(*v) + ", not a positive number");
   };
   const auto non_negative = [&](std::optional<double> v, const char* what) {
-    if (v && !(std::isfinite(*v) && *v >= 0)) refuse(std::string(what) + " is " + std::to_string(*v) + ", not a number of at least 0");
+    if (v && !(std::isfinite(*v) && *v >= 0))
+      refuse(std::string(what) + " is " + std::to_string(*v) + ", not a number of at least 0");
   };
   positive(r.time_ms_median, "its time");
   positive(r.time_ms_min, "its fastest sample");
@@ -293,7 +298,8 @@ void check_result(const ResultRecord& r) {
 void check_observations(const Observations& o, const std::function<void(const std::string&)>& refuse) {
   const auto named = [](const char* name) { return std::string("observation ") + name; };
   const auto non_negative = [&](const std::optional<double>& v, const char* name) {
-    if (v && !(std::isfinite(*v) && *v >= 0)) refuse(named(name) + " is " + std::to_string(*v) + ", not a number of at least 0");
+    if (v && !(std::isfinite(*v) && *v >= 0))
+      refuse(named(name) + " is " + std::to_string(*v) + ", not a number of at least 0");
   };
   const auto count = [&](const std::optional<std::int64_t>& v, const char* name) {
     if (v && *v < 0) refuse(named(name) + " is " + std::to_string(*v) + ", not an integer of at least 0");
@@ -306,12 +312,17 @@ void check_observations(const Observations& o, const std::function<void(const st
   non_negative(o.power_w, "power_w");
   non_negative(o.sm_clock_mhz, "sm_clock_mhz");
   non_negative(o.occupancy, "occupancy");
-  if (o.occupancy && *o.occupancy > 1) refuse(named("occupancy") + " is " + std::to_string(*o.occupancy) + ", more than 1");
-  for (const auto& [value, name] : {std::pair{o.energy_runs, "energy_runs"}, {o.throttled_samples, "throttled_samples"},
-                                    {o.registers, "registers"}, {o.spill_store_bytes, "spill_store_bytes"},
-                                    {o.spill_load_bytes, "spill_load_bytes"}, {o.local_bytes, "local_bytes"},
+  if (o.occupancy && *o.occupancy > 1)
+    refuse(named("occupancy") + " is " + std::to_string(*o.occupancy) + ", more than 1");
+  for (const auto& [value, name] : {std::pair{o.energy_runs, "energy_runs"},
+                                    {o.throttled_samples, "throttled_samples"},
+                                    {o.registers, "registers"},
+                                    {o.spill_store_bytes, "spill_store_bytes"},
+                                    {o.spill_load_bytes, "spill_load_bytes"},
+                                    {o.local_bytes, "local_bytes"},
                                     {o.static_shared_bytes, "static_shared_bytes"},
-                                    {o.dynamic_shared_bytes, "dynamic_shared_bytes"}, {o.blocks_per_sm, "blocks_per_sm"}})
+                                    {o.dynamic_shared_bytes, "dynamic_shared_bytes"},
+                                    {o.blocks_per_sm, "blocks_per_sm"}})
     count(value, name);
   one_line(o.energy_method, "energy_method");
   one_line(o.throttle_reasons, "throttle_reasons");
@@ -321,8 +332,8 @@ std::string base64_encode(const std::vector<unsigned char>& bytes) {
   std::string text;
   text.reserve((bytes.size() + 2) / 3 * 4);
   for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::uint32_t chunk = (bytes[i] << 16) | (i + 1 < bytes.size() ? bytes[i + 1] << 8 : 0) |
-                                (i + 2 < bytes.size() ? bytes[i + 2] : 0);
+    const std::uint32_t chunk =
+        (bytes[i] << 16) | (i + 1 < bytes.size() ? bytes[i + 1] << 8 : 0) | (i + 2 < bytes.size() ? bytes[i + 2] : 0);
     text += kBase64[(chunk >> 18) & 63];
     text += kBase64[(chunk >> 12) & 63];
     text += i + 1 < bytes.size() ? kBase64[(chunk >> 6) & 63] : '=';
@@ -335,7 +346,8 @@ std::vector<unsigned char> base64_decode(const std::string& text) {
   std::array<int, 256> value_of{};
   value_of.fill(-1);
   for (int i = 0; i < 64; ++i) value_of[static_cast<unsigned char>(kBase64[i])] = i;
-  if (text.size() % 4 != 0) throw InterchangeError("a cubin is not valid base64 (length " + std::to_string(text.size()) + ")");
+  if (text.size() % 4 != 0)
+    throw InterchangeError("a cubin is not valid base64 (length " + std::to_string(text.size()) + ")");
   std::vector<unsigned char> bytes;
   bytes.reserve(text.size() / 4 * 3);
   for (std::size_t i = 0; i < text.size(); i += 4) {
@@ -383,7 +395,8 @@ std::vector<ProblemRecord> selected_problems(sql::Database& db, const Selection&
   s.bind(1, selection.family).bind(2, selection.problem);
   std::vector<ProblemRecord> problems;
   while (s.step())
-    problems.push_back({s.column_int(0), s.column_text(1), s.column_text(2), s.column_int(3), s.column_text(4), s.column_text(5)});
+    problems.push_back(
+        {s.column_int(0), s.column_text(1), s.column_text(2), s.column_int(3), s.column_text(4), s.column_text(5)});
   if (problems.empty() && !selection.problem.empty())
     throw InterchangeError("no problem '" + selection.problem + "'" +
                            (selection.family.empty() ? "" : " of family " + selection.family) + " in '" + db.path() +
@@ -407,17 +420,30 @@ std::int64_t find_or_insert_run(Store& store, const RunRecord& r) {
   auto existing = db.prepare(R"sql(
     SELECT id FROM runs WHERE family = ?1 AND device_id = ?2 AND template_id = ?3 AND strategy = ?4 AND seed = ?5
       AND command = ?6 AND started_at = ?7 ORDER BY id LIMIT 1)sql");
-  existing.bind(1, r.family).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.strategy).bind(5, r.seed)
-      .bind(6, r.command).bind(7, r.started_at);
+  existing.bind(1, r.family)
+      .bind(2, r.device_id)
+      .bind(3, r.template_id)
+      .bind(4, r.strategy)
+      .bind(5, r.seed)
+      .bind(6, r.command)
+      .bind(7, r.started_at);
   if (existing.step()) return existing.column_int(0);
   auto insert = db.prepare(R"sql(
     INSERT INTO runs (family, device_id, template_id, strategy, seed, budget, command, tool_version, started_at,
                       finished_at, status, source_header)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id)sql");
-  insert.bind(1, r.family).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.strategy).bind(5, r.seed)
-      .bind(6, r.budget).bind(7, r.command).bind(8, r.tool_version).bind(9, r.started_at)
+  insert.bind(1, r.family)
+      .bind(2, r.device_id)
+      .bind(3, r.template_id)
+      .bind(4, r.strategy)
+      .bind(5, r.seed)
+      .bind(6, r.budget)
+      .bind(7, r.command)
+      .bind(8, r.tool_version)
+      .bind(9, r.started_at)
       .bind(10, r.finished_at.empty() ? std::optional<std::string>() : std::optional<std::string>(r.finished_at))
-      .bind(11, r.status).bind(12, r.source_header);
+      .bind(11, r.status)
+      .bind(12, r.source_header);
   insert.step();
   return insert.column_int(0);
 }
@@ -425,8 +451,9 @@ std::int64_t find_or_insert_run(Store& store, const RunRecord& r) {
 void keep_copy_bandwidth(Store& store, std::int64_t device_id, const DeviceRecord& d) {
   if (!d.copy_bandwidth_gbs) return;
   store.database()
-      .prepare("UPDATE devices SET copy_bandwidth_gbs = ?1, copy_bandwidth_measured_at = ?2 "
-               "WHERE id = ?3 AND copy_bandwidth_gbs IS NULL")
+      .prepare(
+          "UPDATE devices SET copy_bandwidth_gbs = ?1, copy_bandwidth_measured_at = ?2 "
+          "WHERE id = ?3 AND copy_bandwidth_gbs IS NULL")
       .bind(1, *d.copy_bandwidth_gbs)
       .bind(2, d.copy_bandwidth_measured_at)
       .bind(3, device_id)

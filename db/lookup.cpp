@@ -92,8 +92,9 @@ std::vector<Step> steps_of(const std::string& launch_json) {
   for (const auto& entry : json) {
     if (!entry.is_object()) continue;
     if (entry.contains("memset")) {
-      steps.emplace_back(Memset{entry.value("memset", ""), entry.value("word", 0u), entry.value("bytes", std::int64_t{0}),
-                                entry.value("byte_offset", std::int64_t{0}), entry.value("stream_write", false)});
+      steps.emplace_back(Memset{entry.value("memset", ""), entry.value("word", 0u),
+                                entry.value("bytes", std::int64_t{0}), entry.value("byte_offset", std::int64_t{0}),
+                                entry.value("stream_write", false)});
       continue;
     }
     Launch launch;
@@ -133,18 +134,24 @@ std::optional<Arch> parse_arch(const std::string& name) {
 
 const char* to_string(Level level) {
   switch (level) {
-    case Level::exact_device: return "exact_device";
-    case Level::same_compute_capability: return "same_compute_capability";
-    case Level::family_default: return "family_default";
-    case Level::builtin_default: return "builtin_default";
+    case Level::exact_device:
+      return "exact_device";
+    case Level::same_compute_capability:
+      return "same_compute_capability";
+    case Level::family_default:
+      return "family_default";
+    case Level::builtin_default:
+      return "builtin_default";
   }
   return "unknown";
 }
 
 const char* to_string(Objective::Kind kind) {
   switch (kind) {
-    case Objective::Kind::fastest: return "fastest";
-    case Objective::Kind::lowest_energy: return "lowest_energy";
+    case Objective::Kind::fastest:
+      return "fastest";
+    case Objective::Kind::lowest_energy:
+      return "lowest_energy";
   }
   return "unknown";
 }
@@ -166,7 +173,8 @@ const Parameter* Match::parameter(const std::string& name) const {
 std::int64_t Match::integer(const std::string& name) const {
   const Parameter* p = parameter(name);
   if (!p) throw Error("config '" + config + "' has no parameter '" + name + "'");
-  if (!p->integer) throw Error("parameter '" + name + "' of config '" + config + "' is '" + p->value + "', not an integer");
+  if (!p->integer)
+    throw Error("parameter '" + name + "' of config '" + config + "' is '" + p->value + "', not an integer");
   return *p->integer;
 }
 
@@ -288,8 +296,9 @@ struct Database::Impl {
     std::string stored;
     for (const std::string& type : types) stored += (stored.empty() ? "" : ", ") + type;
     throw Error("lookup of " + family + " needs the element type (dtype, or the element-type field): " +
-                (types.empty() ? std::string("nothing of the family is stored")
-                               : "its stored problems have several (" + stored + (types.size() > 3 ? ", …" : "") + ")") +
+                (types.empty()
+                     ? std::string("nothing of the family is stored")
+                     : "its stored problems have several (" + stored + (types.size() > 3 ? ", …" : "") + ")") +
                 ", and the database has no problem schema of it to take a default from");
   }
 
@@ -302,7 +311,8 @@ struct Database::Impl {
     const std::optional<ProblemSchema>& schema = *cached;
     if (!schema) {
       if (!q.problem.fields.empty())
-        throw Error("family '" + q.family + "' has no stored problem schema (its results were imported); its problems "
+        throw Error("family '" + q.family +
+                    "' has no stored problem schema (its results were imported); its problems "
                     "match on size and element type only, so the query may not name fields");
       return {db::untyped_match_key(q.problem.dtype.empty() ? untyped_element_type(q.family) : q.problem.dtype), 0};
     }
@@ -400,7 +410,8 @@ struct Database::Impl {
     if (!d.uuid.empty()) sources.push_back({{Rule::uuid, d.uuid, 0, 0}, Level::exact_device, "device " + d.uuid});
     if (!d.name.empty()) sources.push_back({{Rule::name, d.name, 0, 0}, Level::exact_device, "device name " + d.name});
     if (d.cc_major > 0)
-      sources.push_back({{Rule::compute_capability, "", d.cc_major, d.cc_minor}, Level::same_compute_capability,
+      sources.push_back({{Rule::compute_capability, "", d.cc_major, d.cc_minor},
+                         Level::same_compute_capability,
                          "compute capability " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)});
     for (Source& source : sources) {
       const std::vector<db::SizeChoice> sizes = choices.sizes(source.devices);
@@ -431,7 +442,8 @@ struct Database::Impl {
       std::map<std::int64_t, std::pair<double, std::int64_t>> fastest;  // size → (ms, result)
       while (rows.step()) {
         const auto [it, fresh] = fastest.try_emplace(rows.column_int(1), rows.column_double(2), rows.column_int(0));
-        if (!fresh && rows.column_double(2) < it->second.first) it->second = {rows.column_double(2), rows.column_int(0)};
+        if (!fresh && rows.column_double(2) < it->second.first)
+          it->second = {rows.column_double(2), rows.column_int(0)};
       }
       for (const auto& [size, shown] : fastest) {
         Plan::Entry& e = plan->entries.emplace_back();
@@ -486,7 +498,8 @@ struct Database::Impl {
     const double log_n = std::log(static_cast<double>(n));
     const auto distance = [&](std::size_t i) { return std::abs(log_n - e[i].log_size); };
     const std::size_t above = static_cast<std::size_t>(
-        std::lower_bound(e.begin(), e.end(), n, [](const Plan::Entry& x, std::int64_t v) { return x.size < v; }) - e.begin());
+        std::lower_bound(e.begin(), e.end(), n, [](const Plan::Entry& x, std::int64_t v) { return x.size < v; }) -
+        e.begin());
     double best = std::numeric_limits<double>::infinity();
     if (above < e.size()) best = distance(above);
     if (above > 0) best = std::min(best, distance(above - 1));
@@ -531,23 +544,25 @@ struct Database::Impl {
     if (fastest.level == Level::builtin_default)
       return fastest_because(fastest, "the built-in default was never measured, so it has no energy to compare");
     if (fastest.level == Level::family_default)
-      return fastest_because(fastest, "a family default is chosen over every stored device, not for this one: no energy "
-                                      "compared; answered with the family default");
+      return fastest_because(fastest,
+                             "a family default is chosen over every stored device, not for this one: no energy "
+                             "compared; answered with the family default");
     if (version < db::kObservationsSchemaVersion)
-      return fastest_because(fastest, "the database has schema version " + std::to_string(version) +
-                                          ", from before energy was stored (" +
-                                          std::to_string(db::kObservationsSchemaVersion) + "): answered with the fastest config");
+      return fastest_because(
+          fastest, "the database has schema version " + std::to_string(version) + ", from before energy was stored (" +
+                       std::to_string(db::kObservationsSchemaVersion) + "): answered with the fastest config");
     std::lock_guard lock(db_mutex);
     sql::Transaction snapshot(db, sql::Transaction::Kind::read);
     auto pair = db.prepare("SELECT problem_id, device_id FROM results WHERE id = ?1");
     pair.bind(1, fastest.result_id);
     if (!pair.step())
-      throw Error("the stored result " + std::to_string(fastest.result_id) + " went away while this lookup::Database was "
+      throw Error("the stored result " + std::to_string(fastest.result_id) +
+                  " went away while this lookup::Database was "
                   "open; call clear_cache()");
     const auto choice = db::lowest_energy_choice(db, pair.column_int(0), pair.column_int(1), within_fraction);
     if (!choice || choice->result_id == 0)
-      return fastest_because(fastest, "no result of " + fastest.matched_problem + " on " + fastest.device_uuid + " within " +
-                                          percent_text(within_fraction) +
+      return fastest_because(fastest, "no result of " + fastest.matched_problem + " on " + fastest.device_uuid +
+                                          " within " + percent_text(within_fraction) +
                                           " of the fastest has a measured energy (tune --energy measures it): "
                                           "answered with the fastest config");
     auto details = db.prepare(details_query);
@@ -646,7 +661,8 @@ Database::~Database() = default;
 
 std::shared_ptr<const Match> Database::find(const Query& query) {
   if (query.family.empty()) throw Error("lookup needs a family");
-  if (query.problem.size < 0) throw Error("lookup needs a positive problem size (got " + std::to_string(query.problem.size) + ")");
+  if (query.problem.size < 0)
+    throw Error("lookup needs a positive problem size (got " + std::to_string(query.problem.size) + ")");
   const std::string key = query_key(query);
   KnownQuery known;
   {
@@ -665,7 +681,8 @@ std::shared_ptr<const Match> Database::find(const Query& query) {
     impl_->queries.insert(key, known);
   }
   std::int64_t size = query.problem.size;
-  if (known.fixed_size > 0 && size == 0) size = known.fixed_size;
+  if (known.fixed_size > 0 && size == 0)
+    size = known.fixed_size;
   else if (known.fixed_size > 0 && size != known.fixed_size)
     throw Error("the query's size " + std::to_string(size) + " is not the product of its extents (" +
                 std::to_string(known.fixed_size) + ")");

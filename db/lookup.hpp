@@ -136,9 +136,9 @@ struct CUTUNE_LOOKUP_API Match {
   // problem's.
   std::vector<Step> steps;
   std::int64_t matched_size = 0;
-  std::string matched_problem;  // the stored problem key, e.g. "n=1048576,type=int32"
-  std::string match_key;        // the fields matched exactly, e.g. "op=sum,type=float32"
-  double size_distance = 0;     // |ln(requested size) − ln(matched size)|: 0 exact, +inf built-in
+  std::string matched_problem;           // the stored problem key, e.g. "n=1048576,type=int32"
+  std::string match_key;                 // the fields matched exactly, e.g. "op=sum,type=float32"
+  double size_distance = 0;              // |ln(requested size) − ln(matched size)|: 0 exact, +inf built-in
   std::optional<double> time_ms;         // median measured for the launches below
   std::string device_name, device_uuid;  // the device that measured them
   std::string template_hash;             // the template version they were measured with

@@ -110,7 +110,8 @@ double value_or_nan(const std::optional<double>& value) {
 cutune_status find_cubin(const char* function, cutune_db* db, const cutune_query* query, const char* arch,
                          const cutune::lookup::Objective& objective, cutune_cubin** cubin) {
   return guarded([&] {
-    if (!db || !query || !arch || !cubin) return fail(CUTUNE_ERROR, std::string(function) + ": arguments must not be NULL");
+    if (!db || !query || !arch || !cubin)
+      return fail(CUTUNE_ERROR, std::string(function) + ": arguments must not be NULL");
     *cubin = nullptr;
     auto found = db->database.cubin(query_of(*query), arch, objective);
     if (!found) return fail(CUTUNE_NOT_FOUND, found.reason);

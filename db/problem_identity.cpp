@@ -50,7 +50,10 @@ void store_problem_schema(sql::Database& db, const std::string& family, const Pr
   db.prepare(R"sql(
     INSERT INTO problem_schemas (family, fields, updated_at) VALUES (?1, ?2, ?3)
     ON CONFLICT (family) DO UPDATE SET fields = excluded.fields, updated_at = excluded.updated_at)sql")
-      .bind(1, family).bind(2, text).bind(3, utc_now_text(db)).run();
+      .bind(1, family)
+      .bind(2, text)
+      .bind(3, utc_now_text(db))
+      .run();
 
   struct Row {
     std::int64_t id;
@@ -62,13 +65,16 @@ void store_problem_schema(sql::Database& db, const std::string& family, const Pr
   while (select.step()) rows.push_back({select.column_int(0), select.column_text(1)});
   // A key that another problem of the family already has stays as it was (OR IGNORE): two stored
   // problems that the schema says are one keep their rows and results apart rather than collide.
-  auto update = db.prepare(
-      "UPDATE OR IGNORE problems SET key = ?2, size = ?3, dtype = ?4, match_key = ?5 WHERE id = ?1");
+  auto update =
+      db.prepare("UPDATE OR IGNORE problems SET key = ?2, size = ?3, dtype = ?4, match_key = ?5 WHERE id = ?1");
   auto update_derived = db.prepare("UPDATE problems SET size = ?2, dtype = ?3, match_key = ?4 WHERE id = ?1");
   for (const Row& row : rows) {
     const auto problem = problem_of(schema, row.descriptor, nullptr);
     if (!problem) continue;
-    update.bind(1, row.id).bind(2, problem->key()).bind(3, problem->size()).bind(4, problem->dtype())
+    update.bind(1, row.id)
+        .bind(2, problem->key())
+        .bind(3, problem->size())
+        .bind(4, problem->dtype())
         .bind(5, problem->match_key());
     update.run();
     update_derived.bind(1, row.id).bind(2, problem->size()).bind(3, problem->dtype()).bind(4, problem->match_key());

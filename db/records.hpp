@@ -26,8 +26,8 @@ struct DeviceRecord : DeviceFingerprint {
 struct ProblemRecord {
   std::int64_t id = 0;
   std::string family;
-  std::string key;         // canonical "n=1048576,type=int32"; unique per family
-  std::int64_t size = 0;   // the primary size (product of the extents), for nearest-size matching
+  std::string key;        // canonical "n=1048576,type=int32"; unique per family
+  std::int64_t size = 0;  // the primary size (product of the extents), for nearest-size matching
   std::string dtype;
   std::string descriptor;  // JSON object of every problem field
   std::string match_key;   // the fields a lookup must match exactly: "op=sum,type=float32"
@@ -66,9 +66,10 @@ struct ResultRecord {
   std::optional<double> copy_fraction;  // GB/s over the device's measured copy bandwidth
   std::string error;                    // NVRTC log, CUDA error, or mismatch description
   std::optional<std::int64_t> error_index;
-  std::string launch_json;              // the plan's steps in order: launches (grid, block, shared memory) and memsets (stored_step)
-  bool verified = true;                 // false: the family had no reference, so the outputs were not checked
-  bool cut_short = false;               // sampling stopped early, the config clearly behind the best: a rough median
+  std::string
+      launch_json;         // the plan's steps in order: launches (grid, block, shared memory) and memsets (stored_step)
+  bool verified = true;    // false: the family had no reference, so the outputs were not checked
+  bool cut_short = false;  // sampling stopped early, the config clearly behind the best: a rough median
   // The physical GPU (uuid) that measured it, when not the result's device: a multi-GPU run stores
   // the results of same-model GPUs under one device (the run's first of that model). Empty: the device.
   std::string measured_on;

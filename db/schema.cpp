@@ -298,14 +298,10 @@ struct Step {
   const char* sql;
   void (*derive)(sql::Database&);
 };
-const Step kSteps[] = {{kSchemaV1, nullptr},
-                       {kSchemaV1ToV2, nullptr},
-                       {kSchemaV2ToV3, nullptr},
-                       {kSchemaV3ToV4, backfill_problem_identity},
-                       {kSchemaV4ToV5, nullptr},
-                       {kSchemaV5ToV6, compute_all_choices},
-                       {kSchemaV6ToV7, nullptr},
-                       {kSchemaV7ToV8, nullptr}};
+const Step kSteps[] = {{kSchemaV1, nullptr},     {kSchemaV1ToV2, nullptr},
+                       {kSchemaV2ToV3, nullptr}, {kSchemaV3ToV4, backfill_problem_identity},
+                       {kSchemaV4ToV5, nullptr}, {kSchemaV5ToV6, compute_all_choices},
+                       {kSchemaV6ToV7, nullptr}, {kSchemaV7ToV8, nullptr}};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace
@@ -324,8 +320,10 @@ void migrate_to(sql::Database& db, int target) {
                         ", newer than this cutune understands (" + std::to_string(kSchemaVersion) +
                         "); use a newer cutune");
   };
-  if (const int version = schema_version(db); version > kSchemaVersion) throw newer_error(version);
-  else if (version >= target) return;
+  if (const int version = schema_version(db); version > kSchemaVersion)
+    throw newer_error(version);
+  else if (version >= target)
+    return;
 
   sql::Transaction transaction(db);
   // Read again under the write lock: another process may have migrated it meanwhile.
@@ -343,15 +341,24 @@ std::string untyped_match_key(const std::string& dtype) { return dtype.empty() ?
 
 const char* frozen_v3_problem_schema(const std::string& family) {
   // Generated from the families' problem_schema() when version 4 was made; never edited since.
-  static const std::pair<const char*, const char*> frozen[] = {
-    {"scan", R"json({"fields":[{"help":"lists","kind":"extent","min":1,"name":"n"},{"choices":["int32","uint32","int64"],"default":"int32","kind":"element_type","name":"type"},{"default":0,"help":"elements of starts before the first list","keyed_at_default":false,"kind":"integer","min":0,"name":"starts_offset"},{"default":0,"help":"elements of stops before the first list","keyed_at_default":false,"kind":"integer","min":0,"name":"stops_offset"}]})json"},
-    {"reduce", R"json({"fields":[{"help":"elements to reduce","kind":"extent","min":1,"name":"n"},{"choices":["sum","min","max"],"default":"sum","help":"the operator","kind":"enumeration","name":"op"},{"choices":["float32","float64"],"default":"float32","kind":"element_type","name":"type"}]})json"},
-    {"resample", R"json({"fields":[{"help":"time series","kind":"extent","min":1,"name":"series"},{"help":"points per series","kind":"extent","min":1,"name":"points"},{"help":"points per window","kind":"integer","min":1,"name":"window"},{"choices":["sum","mean","min","max"],"default":"mean","help":"what a window computes","kind":"enumeration","name":"op"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"}]})json"},
-    {"copy", R"json({"fields":[{"help":"elements copied","kind":"extent","min":1,"name":"n"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"},{"default":0,"help":"first element read","keyed_at_default":false,"kind":"integer","min":0,"name":"offset"},{"default":1,"help":"elements between reads","keyed_at_default":false,"kind":"integer","min":1,"name":"stride"}]})json"},
-    {"powersum", R"json({"fields":[{"help":"points in the window","kind":"extent","max":6144,"min":1,"name":"w"},{"help":"candidate exponents","kind":"extent","max":65535,"min":1,"name":"a"},{"choices":["grid","random"],"default":"grid","help":"exponents evenly spaced over [1.5, 3.5], or sorted uniform draws","kind":"enumeration","name":"alphas"},{"choices":["float64"],"default":"float64","kind":"element_type","name":"type"}]})json"},
-    {"avgmatvec", R"json({"fields":[{"help":"sets","kind":"extent","min":1,"name":"n"},{"help":"vectors per set","kind":"extent","min":1,"name":"m"},{"help":"vector length (and the matrix's order)","kind":"extent","max":12288,"min":1,"name":"l"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"}]})json"},
-    {"matmul", R"json({"fields":[{"help":"rows of A and C","kind":"extent","max":32768,"min":1,"name":"m"},{"help":"columns of B and C","kind":"extent","max":32768,"min":1,"name":"n"},{"help":"columns of A, rows of B","kind":"extent","max":32768,"min":1,"name":"k"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"}]})json"},
-  };
+  static const std::pair<const char*, const char*>
+      frozen[] =
+          {
+              {"scan",
+               R"json({"fields":[{"help":"lists","kind":"extent","min":1,"name":"n"},{"choices":["int32","uint32","int64"],"default":"int32","kind":"element_type","name":"type"},{"default":0,"help":"elements of starts before the first list","keyed_at_default":false,"kind":"integer","min":0,"name":"starts_offset"},{"default":0,"help":"elements of stops before the first list","keyed_at_default":false,"kind":"integer","min":0,"name":"stops_offset"}]})json"},
+              {"reduce",
+               R"json({"fields":[{"help":"elements to reduce","kind":"extent","min":1,"name":"n"},{"choices":["sum","min","max"],"default":"sum","help":"the operator","kind":"enumeration","name":"op"},{"choices":["float32","float64"],"default":"float32","kind":"element_type","name":"type"}]})json"},
+              {"resample",
+               R"json({"fields":[{"help":"time series","kind":"extent","min":1,"name":"series"},{"help":"points per series","kind":"extent","min":1,"name":"points"},{"help":"points per window","kind":"integer","min":1,"name":"window"},{"choices":["sum","mean","min","max"],"default":"mean","help":"what a window computes","kind":"enumeration","name":"op"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"}]})json"},
+              {"copy",
+               R"json({"fields":[{"help":"elements copied","kind":"extent","min":1,"name":"n"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"},{"default":0,"help":"first element read","keyed_at_default":false,"kind":"integer","min":0,"name":"offset"},{"default":1,"help":"elements between reads","keyed_at_default":false,"kind":"integer","min":1,"name":"stride"}]})json"},
+              {"powersum",
+               R"json({"fields":[{"help":"points in the window","kind":"extent","max":6144,"min":1,"name":"w"},{"help":"candidate exponents","kind":"extent","max":65535,"min":1,"name":"a"},{"choices":["grid","random"],"default":"grid","help":"exponents evenly spaced over [1.5, 3.5], or sorted uniform draws","kind":"enumeration","name":"alphas"},{"choices":["float64"],"default":"float64","kind":"element_type","name":"type"}]})json"},
+              {"avgmatvec",
+               R"json({"fields":[{"help":"sets","kind":"extent","min":1,"name":"n"},{"help":"vectors per set","kind":"extent","min":1,"name":"m"},{"help":"vector length (and the matrix's order)","kind":"extent","max":12288,"min":1,"name":"l"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"}]})json"},
+              {"matmul",
+               R"json({"fields":[{"help":"rows of A and C","kind":"extent","max":32768,"min":1,"name":"m"},{"help":"columns of B and C","kind":"extent","max":32768,"min":1,"name":"n"},{"help":"columns of A, rows of B","kind":"extent","max":32768,"min":1,"name":"k"},{"choices":["float32"],"default":"float32","kind":"element_type","name":"type"}]})json"},
+          };
   for (const auto& [name, json] : frozen)
     if (family == name) return json;
   return nullptr;

@@ -101,8 +101,8 @@ Statement::~Statement() {
 }
 
 void Statement::fail(const char* doing) const {
-  throw DbError(std::string("sqlite ") + doing + " failed: " + sqlite3_errmsg(db_) + " (in: " +
-                sql_.substr(0, 120) + ")");
+  throw DbError(std::string("sqlite ") + doing + " failed: " + sqlite3_errmsg(db_) + " (in: " + sql_.substr(0, 120) +
+                ")");
 }
 
 Statement& Statement::bind(int index, std::int64_t value) {

@@ -18,7 +18,8 @@ namespace cutune::db {
 std::string default_database_path() {
   if (const char* env = std::getenv("CUTUNE_DB"); env && *env) return env;
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/cutune/cutune.db";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/cutune/cutune.db";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.local/share/cutune/cutune.db";
   return "cutune.db";
 }
 
@@ -37,7 +38,8 @@ static std::string open_path(const std::string& path) {
   std::error_code ec;
   if (!parent.empty() && !fs::exists(parent, ec)) {
     fs::create_directories(parent, ec);
-    if (ec) throw sql::DbError("cannot create folder '" + parent.string() + "' for database '" + path + "': " + ec.message());
+    if (ec)
+      throw sql::DbError("cannot create folder '" + parent.string() + "' for database '" + path + "': " + ec.message());
   }
   return path;
 }
@@ -48,7 +50,8 @@ sql::Database open_for_reading(const std::string& path) {
   if (version == 0) {
     auto tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'results'");
     tables.step();
-    if (tables.column_int(0) == 0) throw sql::DbError("'" + path + "' is not a cutune database (it has no cutune tables)");
+    if (tables.column_int(0) == 0)
+      throw sql::DbError("'" + path + "' is not a cutune database (it has no cutune tables)");
   }
   if (version >= kSchemaVersion) {
     migrate(db);  // refuses a newer schema with its message; the current one needs nothing
@@ -88,9 +91,18 @@ std::int64_t Store::upsert_device(const DeviceFingerprint& d) {
       nvrtc_version = excluded.nvrtc_version, memory_clock_khz = excluded.memory_clock_khz,
       theoretical_bandwidth_gbs = excluded.theoretical_bandwidth_gbs
     RETURNING id)sql");
-  statement.bind(1, d.uuid).bind(2, d.name).bind(3, d.cc_major).bind(4, d.cc_minor).bind(5, d.sm_count)
-      .bind(6, d.memory_bytes).bind(7, d.l2_bytes).bind(8, d.memory_clock_khz).bind(9, d.bus_width_bits)
-      .bind(10, d.theoretical_bandwidth_gbs).bind(11, d.driver_version).bind(12, d.nvrtc_version);
+  statement.bind(1, d.uuid)
+      .bind(2, d.name)
+      .bind(3, d.cc_major)
+      .bind(4, d.cc_minor)
+      .bind(5, d.sm_count)
+      .bind(6, d.memory_bytes)
+      .bind(7, d.l2_bytes)
+      .bind(8, d.memory_clock_khz)
+      .bind(9, d.bus_width_bits)
+      .bind(10, d.theoretical_bandwidth_gbs)
+      .bind(11, d.driver_version)
+      .bind(12, d.nvrtc_version);
   statement.step();
   return statement.column_int(0);
 }
@@ -135,10 +147,14 @@ std::vector<DeviceRecord> Store::devices() {
 
 void Store::set_copy_bandwidth(std::int64_t device_id, double gbs) {
   db_.prepare("UPDATE devices SET copy_bandwidth_gbs = ?1, copy_bandwidth_measured_at = ?2 WHERE id = ?3")
-      .bind(1, gbs).bind(2, utc_now()).bind(3, device_id).run();
+      .bind(1, gbs)
+      .bind(2, utc_now())
+      .bind(3, device_id)
+      .run();
 }
 
-std::int64_t Store::upsert_template(const std::string& family, const std::string& source_hash, const std::string& source) {
+std::int64_t Store::upsert_template(const std::string& family, const std::string& source_hash,
+                                    const std::string& source) {
   auto s = db_.prepare(R"sql(
     INSERT INTO templates (family, source_hash, source, created_at) VALUES (?1, ?2, ?3, ?4)
     ON CONFLICT (family, source_hash) DO UPDATE SET family = excluded.family
@@ -203,8 +219,15 @@ std::int64_t Store::begin_run(const RunRecord& r) {
   auto s = db_.prepare(R"sql(
     INSERT INTO runs (family, device_id, template_id, strategy, seed, budget, command, tool_version, started_at, status)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'running') RETURNING id)sql");
-  s.bind(1, r.family).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.strategy).bind(5, r.seed)
-      .bind(6, r.budget).bind(7, r.command).bind(8, r.tool_version).bind(9, r.started_at.empty() ? utc_now() : r.started_at);
+  s.bind(1, r.family)
+      .bind(2, r.device_id)
+      .bind(3, r.template_id)
+      .bind(4, r.strategy)
+      .bind(5, r.seed)
+      .bind(6, r.budget)
+      .bind(7, r.command)
+      .bind(8, r.tool_version)
+      .bind(9, r.started_at.empty() ? utc_now() : r.started_at);
   s.step();
   const std::int64_t id = s.column_int(0);
   s.reset();
@@ -214,7 +237,11 @@ std::int64_t Store::begin_run(const RunRecord& r) {
 }
 
 void Store::finish_run(std::int64_t run_id, const std::string& status) {
-  db_.prepare("UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3").bind(1, status).bind(2, utc_now()).bind(3, run_id).run();
+  db_.prepare("UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3")
+      .bind(1, status)
+      .bind(2, utc_now())
+      .bind(3, run_id)
+      .run();
   leases_.erase(run_id);  // only now: until its end is stored, the run is live
 }
 
@@ -231,11 +258,11 @@ constexpr int kFirstObservationParameter = 28;
 
 // What an observation's column reads as in a row stored before it existed: unknown.
 const char* unknown_observation(const ObservationField& field) {
-  return std::visit(Overloaded{[](std::optional<double> Observations::*) { return "NULL"; },
-                               [](std::optional<std::int64_t> Observations::*) { return "NULL"; },
-                               [](std::string Observations::*) { return "''"; },
-                               [](bool Observations::*) { return "0"; }},
-                    field.member);
+  return std::visit(
+      Overloaded{[](std::optional<double> Observations::*) { return "NULL"; },
+                 [](std::optional<std::int64_t> Observations::*) { return "NULL"; },
+                 [](std::string Observations::*) { return "''"; }, [](bool Observations::*) { return "0"; }},
+      field.member);
 }
 
 // The INSERT of insert_result: parameters 1 to 27 as bound there, then one per observation in
@@ -281,13 +308,33 @@ void Store::add_result(const ResultRecord& r) {
 
 void Store::insert_result(const ResultRecord& r) {
   auto s = db_.prepare(insert_result_sql());
-  s.bind(1, r.run_id).bind(2, r.device_id).bind(3, r.template_id).bind(4, r.problem_id).bind(5, r.config)
-      .bind(6, r.config_json).bind(7, r.status).bind(8, r.time_ms_median).bind(9, r.time_ms_min)
-      .bind(10, r.time_ms_max).bind(11, r.time_ms_stdev).bind(12, r.samples).bind(13, r.compile_s)
-      .bind(14, r.verify_s).bind(15, r.benchmark_s).bind(16, r.gbs).bind(17, r.gflops).bind(18, r.copy_fraction)
-      .bind(19, r.error).bind(20, r.error_index).bind(21, r.launch_json)
-      .bind(22, r.created_at.empty() ? utc_now() : r.created_at).bind(23, r.elapsed_s).bind(24, r.verified ? 1 : 0)
-      .bind(25, r.cut_short ? 1 : 0).bind(26, r.measured_on).bind(27, r.source_fields);
+  s.bind(1, r.run_id)
+      .bind(2, r.device_id)
+      .bind(3, r.template_id)
+      .bind(4, r.problem_id)
+      .bind(5, r.config)
+      .bind(6, r.config_json)
+      .bind(7, r.status)
+      .bind(8, r.time_ms_median)
+      .bind(9, r.time_ms_min)
+      .bind(10, r.time_ms_max)
+      .bind(11, r.time_ms_stdev)
+      .bind(12, r.samples)
+      .bind(13, r.compile_s)
+      .bind(14, r.verify_s)
+      .bind(15, r.benchmark_s)
+      .bind(16, r.gbs)
+      .bind(17, r.gflops)
+      .bind(18, r.copy_fraction)
+      .bind(19, r.error)
+      .bind(20, r.error_index)
+      .bind(21, r.launch_json)
+      .bind(22, r.created_at.empty() ? utc_now() : r.created_at)
+      .bind(23, r.elapsed_s)
+      .bind(24, r.verified ? 1 : 0)
+      .bind(25, r.cut_short ? 1 : 0)
+      .bind(26, r.measured_on)
+      .bind(27, r.source_fields);
   bind_observations(s, kFirstObservationParameter, r.observations);
   s.run();
 }
@@ -322,7 +369,8 @@ std::string observation_select(int schema_version, const std::string& table_pref
   std::string columns;
   for (const ObservationField& field : kObservationFields) {
     if (!columns.empty()) columns += ", ";
-    columns += schema_version >= kObservationsSchemaVersion ? table_prefix + field.name : std::string(unknown_observation(field));
+    columns += schema_version >= kObservationsSchemaVersion ? table_prefix + field.name
+                                                            : std::string(unknown_observation(field));
   }
   return columns;
 }
@@ -442,7 +490,8 @@ std::optional<ResultRecord> Store::best_result(std::int64_t device_id, std::int6
   return read_result(s);
 }
 
-std::vector<ResultRecord> Store::energy_front(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id) {
+std::vector<ResultRecord> Store::energy_front(std::int64_t device_id, std::int64_t template_id,
+                                              std::int64_t problem_id) {
   auto s = db_.prepare(std::string("SELECT ") + kResultColumns +
                        " FROM results WHERE device_id = ?1 AND template_id = ?2 AND problem_id = ?3 AND status = 'ok'"
                        " AND time_ms_median > 0 ORDER BY time_ms_median, config");
@@ -466,9 +515,15 @@ void Store::put_cubin(const CubinRecord& c) {
     ON CONFLICT (problem_id, config, template_id, arch) DO UPDATE SET cubin = excluded.cubin,
       launch_json = excluded.launch_json, compile_options = excluded.compile_options,
       nvrtc_version = excluded.nvrtc_version, created_at = excluded.created_at)sql");
-  s.bind(1, c.arch).bind(2, c.template_id).bind(3, c.problem_id).bind(4, c.config)
-      .bind_blob(5, c.cubin.data(), c.cubin.size()).bind(6, c.launch_json).bind(7, c.compile_options)
-      .bind(8, c.nvrtc_version).bind(9, c.created_at.empty() ? utc_now() : c.created_at);
+  s.bind(1, c.arch)
+      .bind(2, c.template_id)
+      .bind(3, c.problem_id)
+      .bind(4, c.config)
+      .bind_blob(5, c.cubin.data(), c.cubin.size())
+      .bind(6, c.launch_json)
+      .bind(7, c.compile_options)
+      .bind(8, c.nvrtc_version)
+      .bind(9, c.created_at.empty() ? utc_now() : c.created_at);
   s.run();
 }
 
@@ -521,15 +576,16 @@ std::vector<Store::RankedBest> Store::fastest_per_pair(const std::string& family
     WITH ranked AS (
       SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.device_id, r.problem_id ORDER BY r.time_ms_median, r.config) AS rank
       FROM results r WHERE r.status = 'ok' AND r.time_ms_median IS NOT NULL)
-    SELECT )sql") + kBestRowColumns + R"sql(, r.device_id, r.problem_id
+    SELECT )sql") + kBestRowColumns +
+                       R"sql(, r.device_id, r.problem_id
     FROM ranked r JOIN devices d ON d.id = r.device_id JOIN problems p ON p.id = r.problem_id
     WHERE r.rank = 1 AND (?1 = '' OR p.family = ?1) AND (?2 = '' OR d.uuid = ?2)
     ORDER BY d.name, p.family, p.dtype, p.size)sql");
   s.bind(1, family).bind(2, device_uuid);
   std::vector<RankedBest> rows;
   while (s.step())
-    rows.push_back({read_best_row(s), s.column_int(14), s.column_int(17), s.column_int(18), s.column_optional_double(15),
-                    s.column_optional_double(16)});
+    rows.push_back({read_best_row(s), s.column_int(14), s.column_int(17), s.column_int(18),
+                    s.column_optional_double(15), s.column_optional_double(16)});
   return rows;
 }
 
@@ -542,7 +598,8 @@ std::vector<BestRow> Store::best(const std::string& family, const std::string& d
 std::vector<EnergyBestRow> Store::lowest_energy_best(double within_fraction, const std::string& family,
                                                      const std::string& device_uuid) {
   if (!valid_within_fraction(within_fraction))
-    throw std::invalid_argument("the time window must be a fraction of at least 0 (got " + std::to_string(within_fraction) + ")");
+    throw std::invalid_argument("the time window must be a fraction of at least 0 (got " +
+                                std::to_string(within_fraction) + ")");
   sql::Transaction snapshot(db_, sql::Transaction::Kind::read);
   auto by_id = db_.prepare(std::string("SELECT ") + kBestRowColumns +
                            " FROM results r JOIN devices d ON d.id = r.device_id JOIN problems p ON p.id = r.problem_id"
@@ -556,7 +613,8 @@ std::vector<EnergyBestRow> Store::lowest_energy_best(double within_fraction, con
     row.energy_compared = choice && choice->result_id != 0;
     if (row.energy_compared && choice->result_id != fastest.result_id) {
       by_id.bind(1, choice->result_id);
-      if (!by_id.step()) throw sql::DbError("result " + std::to_string(choice->result_id) + " went away while it was read");
+      if (!by_id.step())
+        throw sql::DbError("result " + std::to_string(choice->result_id) + " went away while it was read");
       row.chosen = read_best_row(by_id);
       row.energy_j = by_id.column_optional_double(15);
       row.power_w = by_id.column_optional_double(16);
@@ -576,8 +634,14 @@ void Store::add_baseline(const BaselineRecord& b) {
     INSERT INTO baselines (device_id, family, problem_key, library, library_ms, cutune_ms, cutune_config, measured_at,
                            commit_id)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql")
-      .bind(1, b.device_id).bind(2, b.family).bind(3, b.problem_key).bind(4, b.library).bind(5, b.library_ms)
-      .bind(6, b.cutune_ms).bind(7, b.cutune_config).bind(8, b.measured_at.empty() ? utc_now() : b.measured_at)
+      .bind(1, b.device_id)
+      .bind(2, b.family)
+      .bind(3, b.problem_key)
+      .bind(4, b.library)
+      .bind(5, b.library_ms)
+      .bind(6, b.cutune_ms)
+      .bind(7, b.cutune_config)
+      .bind(8, b.measured_at.empty() ? utc_now() : b.measured_at)
       .bind(9, b.commit)
       .run();
 }

@@ -58,7 +58,8 @@ class Store {
   enum class Access { write, read };
   explicit Store(const std::string& path, Access access = Access::write);
 
-  std::int64_t upsert_device(const DeviceFingerprint& device);  // a DeviceRecord's id and copy bandwidth are not written
+  std::int64_t upsert_device(
+      const DeviceFingerprint& device);  // a DeviceRecord's id and copy bandwidth are not written
   std::optional<DeviceRecord> device_by_uuid(const std::string& uuid);
   std::vector<DeviceRecord> devices();
   void set_copy_bandwidth(std::int64_t device_id, double gbs);

@@ -32,10 +32,14 @@ FieldKind kind_named(const std::string& name) {
 
 const char* to_string(FieldKind kind) {
   switch (kind) {
-    case FieldKind::extent: return "extent";
-    case FieldKind::integer: return "integer";
-    case FieldKind::element_type: return "element_type";
-    case FieldKind::enumeration: return "enumeration";
+    case FieldKind::extent:
+      return "extent";
+    case FieldKind::integer:
+      return "integer";
+    case FieldKind::element_type:
+      return "element_type";
+    case FieldKind::enumeration:
+      return "enumeration";
   }
   return "unknown";
 }
@@ -91,7 +95,6 @@ ProblemSchema& ProblemSchema::add(ProblemField field) {
   fields_.push_back(std::move(field));
   return *this;
 }
-
 
 ProblemSchema& ProblemSchema::extent(std::string name, std::string help, std::optional<std::int64_t> default_value) {
   ProblemField f;

@@ -64,8 +64,10 @@ class ProblemSchema {
  public:
   // Fluent declarations, in the order fields appear in keys.
   // An extent may have a default (1 for a dimension most problems do not use).
-  ProblemSchema& extent(std::string name, std::string help = {}, std::optional<std::int64_t> default_value = std::nullopt);
-  ProblemSchema& integer(std::string name, std::optional<std::int64_t> default_value = std::nullopt, std::string help = {});
+  ProblemSchema& extent(std::string name, std::string help = {},
+                        std::optional<std::int64_t> default_value = std::nullopt);
+  ProblemSchema& integer(std::string name, std::optional<std::int64_t> default_value = std::nullopt,
+                         std::string help = {});
   ProblemSchema& element_type(std::string name, std::vector<std::string> types,
                               std::optional<std::string> default_value = std::nullopt, std::string help = {});
   ProblemSchema& enumeration(std::string name, std::vector<std::string> labels,
@@ -112,10 +114,10 @@ class Problem {
  public:
   Problem() = default;  // empty: no schema, no fields (a placeholder before assignment)
 
-  const std::string& key() const { return key_; }            // "n=1048576,op=sum,type=float32"
-  std::int64_t size() const { return size_; }                 // product of the extents (1 with none)
-  const std::string& dtype() const { return dtype_; }         // the element type; "" without one
-  const std::string& match_key() const { return match_key_; } // "op=sum,type=float32"
+  const std::string& key() const { return key_; }              // "n=1048576,op=sum,type=float32"
+  std::int64_t size() const { return size_; }                  // product of the extents (1 with none)
+  const std::string& dtype() const { return dtype_; }          // the element type; "" without one
+  const std::string& match_key() const { return match_key_; }  // "op=sum,type=float32"
   const ProblemSchema& schema() const;
   const std::vector<FieldValue>& values() const { return values_; }
 

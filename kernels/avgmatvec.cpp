@@ -12,9 +12,7 @@ namespace {
 struct Dims {
   std::int64_t n, m, l;
 };
-Dims dims_of(const Problem& p) {
-  return {p.integer("n"), p.integer("m"), p.integer("l")};
-}
+Dims dims_of(const Problem& p) { return {p.integer("n"), p.integer("m"), p.integer("l")}; }
 
 // The matvec kernel of the split variant has a fixed geometry (see the template).
 constexpr std::int64_t kMatvecTile = 64;
@@ -74,7 +72,8 @@ std::vector<Problem> AvgmatvecFamily::problems(const ProblemRequest& request) co
   // The study's sizes: N = M = L = 512 (512 MiB of vectors) and 1024 (4 GiB). --n N gives N = M = L.
   const std::vector<std::int64_t> defaults{512, 1024};
   std::vector<Problem> list;
-  for (std::int64_t size : request.sizes.empty() ? defaults : request.sizes) list.push_back(make_problem(size, size, size));
+  for (std::int64_t size : request.sizes.empty() ? defaults : request.sizes)
+    list.push_back(make_problem(size, size, size));
   return list;
 }
 
@@ -82,7 +81,9 @@ std::vector<std::string> AvgmatvecFamily::problem_definitions(const Problem&) co
 
 std::vector<BufferSpec> AvgmatvecFamily::buffers(const Problem& p) const {
   const auto [n, m, l] = dims_of(p);
-  return {{"v", n * m * l * 4, BufferRole::input}, {"a", l * l * 4, BufferRole::input}, {"y", l * n * 4, BufferRole::output}};
+  return {{"v", n * m * l * 4, BufferRole::input},
+          {"a", l * l * 4, BufferRole::input},
+          {"y", l * n * 4, BufferRole::output}};
 }
 
 std::vector<BufferSpec> AvgmatvecFamily::scratch(const Problem& p, const ConfigView& c) const {
@@ -96,15 +97,24 @@ std::vector<Step> AvgmatvecFamily::plan(const Problem& p, const ConfigView& c) c
   const auto n32 = static_cast<std::int32_t>(n), m32 = static_cast<std::int32_t>(m), l32 = static_cast<std::int32_t>(l);
   const Dim3 block{static_cast<unsigned>(c["block"])};
   if (c["fuse"] == fused)
-    return {KernelLaunch{"avgmatvec_fused", Dim3{static_cast<unsigned>(n)}, block, static_cast<unsigned>(l * 4),
+    return {KernelLaunch{"avgmatvec_fused",
+                         Dim3{static_cast<unsigned>(n)},
+                         block,
+                         static_cast<unsigned>(l * 4),
                          {BufferArg{"v"}, BufferArg{"a"}, n32, m32, l32, BufferArg{"y"}}}};
   const std::int64_t rows = n * l;
   const std::int64_t row_blocks = c["reduce"] == warp ? (rows + c["block"] / 32 - 1) / (c["block"] / 32) : rows;
   const Dim3 matvec_grid{static_cast<unsigned>((n + kMatvecTile - 1) / kMatvecTile),
                          static_cast<unsigned>((l + kMatvecTile - 1) / kMatvecTile)};
-  return {KernelLaunch{"avg_rows", Dim3{static_cast<unsigned>(row_blocks)}, block, 0,
+  return {KernelLaunch{"avg_rows",
+                       Dim3{static_cast<unsigned>(row_blocks)},
+                       block,
+                       0,
                        {BufferArg{"v"}, n32, m32, l32, BufferArg{"avg"}}},
-          KernelLaunch{"matvec_tiles", matvec_grid, Dim3{kMatvecThreads}, 0,
+          KernelLaunch{"matvec_tiles",
+                       matvec_grid,
+                       Dim3{kMatvecThreads},
+                       0,
                        {BufferArg{"a"}, BufferArg{"avg"}, n32, l32, BufferArg{"y"}}}};
 }
 
@@ -117,7 +127,8 @@ void AvgmatvecFamily::generate_inputs(const Problem& p, std::uint64_t seed, Host
   RandomStream scales(seed ^ 0x5ca1e), values(seed);
   for (std::int64_t row = 0; row < n * l; ++row) {
     const double scale = scales.uniform(0.25, 4.0);
-    fill_uniform(v.subspan(static_cast<std::size_t>(row * m), static_cast<std::size_t>(m)), 0.5 * scale, 1.5 * scale, values);
+    fill_uniform(v.subspan(static_cast<std::size_t>(row * m), static_cast<std::size_t>(m)), 0.5 * scale, 1.5 * scale,
+                 values);
   }
   fill_uniform(inputs.as<float>("a"), 0.25, 1.25, seed ^ 0xa);
 }

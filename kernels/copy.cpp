@@ -15,9 +15,7 @@ struct Geometry {
   std::int64_t input_elements() const { return offset + (n - 1) * stride + 1; }
 };
 
-Geometry geometry_of(const Problem& p) {
-  return {p.integer("n"), p.integer("offset"), p.integer("stride")};
-}
+Geometry geometry_of(const Problem& p) { return {p.integer("n"), p.integer("offset"), p.integer("stride")}; }
 
 }  // namespace
 
@@ -79,8 +77,11 @@ std::vector<BufferSpec> CopyFamily::buffers(const Problem& p) const {
 std::vector<Step> CopyFamily::plan(const Problem& p, const ConfigView& c) const {
   const Geometry g = geometry_of(p);
   const std::int64_t tile = c["block"] * c["ept"];
-  return {KernelLaunch{"copy_kernel", Dim3{static_cast<unsigned>((g.n + tile - 1) / tile)}, Dim3{static_cast<unsigned>(c["block"])},
-                       0, {BufferArg{"in"}, g.offset, g.stride, g.n, BufferArg{"out"}}}};
+  return {KernelLaunch{"copy_kernel",
+                       Dim3{static_cast<unsigned>((g.n + tile - 1) / tile)},
+                       Dim3{static_cast<unsigned>(c["block"])},
+                       0,
+                       {BufferArg{"in"}, g.offset, g.stride, g.n, BufferArg{"out"}}}};
 }
 
 void CopyFamily::generate_inputs(const Problem&, std::uint64_t seed, HostBuffers& inputs) const {

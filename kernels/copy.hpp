@@ -20,7 +20,8 @@ class CopyFamily : public Family {
   void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
   HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;
   Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
-  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem, const HostBuffers& expected) const override;
+  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem,
+                                                      const HostBuffers& expected) const override;
   Work work(const Problem& problem) const override;
 
   // out[i] = in[offset + i * stride] for i < n, float32.
@@ -28,7 +29,6 @@ class CopyFamily : public Family {
   // n elements; offset and stride of the reads (left out of keys at 0 and 1); type float32.
   static const ProblemSchema& schema();
   const ProblemSchema& problem_schema() const override { return schema(); }
-
 };
 
 }  // namespace cutune

@@ -120,18 +120,26 @@ bool breaks_rule(T e, T a, const OutputRule& rule) {
 
 template <class F>
 void dispatch_rule_type(const std::string& type, F&& f) {
-  if (type == "int32") f(std::int32_t{});
-  else if (type == "uint32") f(std::uint32_t{});
-  else if (type == "int64") f(std::int64_t{});
-  else if (type == "uint64") f(std::uint64_t{});
-  else if (type == "float32") f(float{});
-  else if (type == "float64") f(double{});
-  else throw Error("output rule of unknown element type " + type);
+  if (type == "int32")
+    f(std::int32_t{});
+  else if (type == "uint32")
+    f(std::uint32_t{});
+  else if (type == "int64")
+    f(std::int64_t{});
+  else if (type == "uint64")
+    f(std::uint64_t{});
+  else if (type == "float32")
+    f(float{});
+  else if (type == "float64")
+    f(double{});
+  else
+    throw Error("output rule of unknown element type " + type);
 }
 
 }  // namespace
 
-OutputCheck check_outputs(const std::vector<OutputRule>& rules, const HostBuffers& expected, const HostBuffers& actual) {
+OutputCheck check_outputs(const std::vector<OutputRule>& rules, const HostBuffers& expected,
+                          const HostBuffers& actual) {
   bool identical = true;
   std::optional<RuleBreak> first_break;
   for (std::size_t r = 0; r < rules.size(); ++r) {
@@ -172,8 +180,8 @@ Verdict verdict_of(const std::vector<OutputRule>& rules, const OutputCheck& chec
     if (rule.exact)
       message = fmt::format("{}[{}]: expected {}, got {}", rule.buffer, b.index, e, a);
     else
-      message = fmt::format("{}[{}]: expected {}, got {} (rtol {}, atol {})", rule.buffer, b.index, static_cast<double>(e),
-                            static_cast<double>(a), rule.rtol, rule.atol);
+      message = fmt::format("{}[{}]: expected {}, got {} (rtol {}, atol {})", rule.buffer, b.index,
+                            static_cast<double>(e), static_cast<double>(a), rule.rtol, rule.atol);
   });
   return {false, message, b.index};
 }

@@ -113,7 +113,7 @@ nlohmann::json stored_step(const MemsetStep& step);
 // problem on the inputs with every output poisoned first; what it leaves in the outputs is the
 // expected result.
 struct GpuReference {
-  std::string program_name;          // for NVRTC's messages
+  std::string program_name;  // for NVRTC's messages
   std::string source;
   std::vector<std::string> options;  // NVRTC options (definitions from the problem, include paths)
   std::vector<Step> plan;
@@ -124,10 +124,10 @@ struct GpuReference {
 // to the expected ones, or when every checked output passes its rule at every element.
 struct OutputRule {
   std::string buffer;
-  std::string element_type;  // int32, uint32, int64, uint64, float32, float64
-  bool checked = true;       // false: its contents are unspecified (only the byte-identity test reads it)
-  bool exact = true;         // exact: actual == expected by value (NaN never); else:
-  double rtol = 0, atol = 0; //   |actual - expected| <= rtol·|expected| + atol in double (NaN never)
+  std::string element_type;   // int32, uint32, int64, uint64, float32, float64
+  bool checked = true;        // false: its contents are unspecified (only the byte-identity test reads it)
+  bool exact = true;          // exact: actual == expected by value (NaN never); else:
+  double rtol = 0, atol = 0;  //   |actual - expected| <= rtol·|expected| + atol in double (NaN never)
 };
 
 // The first element at which outputs break their rules: the first rule, in order, with a broken
@@ -147,7 +147,7 @@ struct OutputCheck {
 
 struct Verdict {
   bool ok = true;
-  std::string message;                    // first mismatch, with index, expected and actual
+  std::string message;  // first mismatch, with index, expected and actual
   std::optional<std::int64_t> first_bad_index;
 };
 

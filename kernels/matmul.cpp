@@ -28,14 +28,14 @@ constexpr std::int64_t kSampleMacs = std::int64_t{1} << 29;
 struct Dims {
   std::int64_t m, n, k;
 };
-Dims dims_of(const Problem& p) {
-  return {p.integer("m"), p.integer("n"), p.integer("k")};
-}
+Dims dims_of(const Problem& p) { return {p.integer("m"), p.integer("n"), p.integer("k")}; }
 
 // Relative error allowed against the exact result: fp32 accumulation of k positive products in
 // any order (gamma_k, which covers products rounded separately or fused), plus the rounding of
 // the double reference to float (u) and the reference's own double rounding (negligible, < u).
-double relative_tolerance(std::int64_t k) { return gamma_bound(static_cast<double>(k), kFloatUnitRoundoff) + 2 * kFloatUnitRoundoff; }
+double relative_tolerance(std::int64_t k) {
+  return gamma_bound(static_cast<double>(k), kFloatUnitRoundoff) + 2 * kFloatUnitRoundoff;
+}
 
 }  // namespace
 
@@ -49,7 +49,8 @@ std::int64_t MatmulFamily::fetch_share(std::int64_t algo, std::int64_t tile, std
   return (algo == regtile ? tile * bk : tile * tile) / threads(tile, ept);
 }
 
-std::int64_t MatmulFamily::static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad, std::int64_t bk) {
+std::int64_t MatmulFamily::static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad,
+                                               std::int64_t bk) {
   if (algo == regtile) return 2 * 2 * bk * (tile + 4 * pad) * 4;  // two buffers of A and B, bk deep
   return (algo == ab_shared ? 2 : 1) * tile * (tile + pad) * 4;
 }
@@ -64,10 +65,12 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       .axis("minblocks", {1, 2}, "regtile: blocks per SM promised to the compiler, which caps registers")
       .axis("bk", {8, 16}, "regtile: k depth of a double-buffered step")
       .axis("splitk", {1, 2, 4}, "regtile: k split over this many blocks per tile, added with atomics")
-      .require("splitk > 1 only for regtile", [](const ConfigView& c) { return c["splitk"] == 1 || c["algo"] == regtile; })
+      .require("splitk > 1 only for regtile",
+               [](const ConfigView& c) { return c["splitk"] == 1 || c["algo"] == regtile; })
       .require("bk 16 only for regtile (the guide kernels step by their tile)",
                [](const ConfigView& c) { return c["bk"] == 8 || c["algo"] == regtile; })
-      .require("guide kernels use 16, 32 or 64 tiles", [](const ConfigView& c) { return c["algo"] == regtile || c["tile"] <= 64; })
+      .require("guide kernels use 16, 32 or 64 tiles",
+               [](const ConfigView& c) { return c["algo"] == regtile || c["tile"] <= 64; })
       .require("regtile uses 64 or 128 tiles and 4 x 4 or 8 x 8 register tiles",
                [](const ConfigView& c) { return c["algo"] != regtile || (c["tile"] >= 64 && c["ept"] >= 4); })
       .require("minblocks 2 only for regtile blocks of at most 256 threads (two must fit an SM's registers)",
@@ -76,9 +79,12 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
                })
       .require("at least one warp per block", [](const ConfigView& c) { return threads(c["tile"], c["ept"]) >= 32; })
       .require("vector loads only where a thread fetches at least 2 floats of a tile",
-               [](const ConfigView& c) { return c["vec"] == 1 || fetch_share(c["algo"], c["tile"], c["ept"], c["bk"]) >= 2; })
-      .require("threads per block <= device max threads per block",
-               [max = limits.max_threads_per_block](const ConfigView& c) { return threads(c["tile"], c["ept"]) <= max; })
+               [](const ConfigView& c) {
+                 return c["vec"] == 1 || fetch_share(c["algo"], c["tile"], c["ept"], c["bk"]) >= 2;
+               })
+      .require(
+          "threads per block <= device max threads per block",
+          [max = limits.max_threads_per_block](const ConfigView& c) { return threads(c["tile"], c["ept"]) <= max; })
       .require("static shared memory <= device limit without opt-in",
                [max = limits.max_shared_per_block](const ConfigView& c) {
                  return static_shared_bytes(c["algo"], c["tile"], c["pad"], c["bk"]) <= max;
@@ -122,7 +128,8 @@ std::vector<std::string> MatmulFamily::problem_definitions(const Problem&) const
 
 std::vector<BufferSpec> MatmulFamily::buffers(const Problem& p) const {
   const auto [m, n, k] = dims_of(p);
-  return {{"a", m * k * 4, BufferRole::input}, {"b", k * n * 4, BufferRole::input}, {"c", m * n * 4, BufferRole::output}};
+  return {
+      {"a", m * k * 4, BufferRole::input}, {"b", k * n * 4, BufferRole::input}, {"c", m * n * 4, BufferRole::output}};
 }
 
 std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) const {
@@ -134,8 +141,12 @@ std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) cons
   // Rows of A and B start 16-byte aligned only when k and n are multiples of 4; otherwise the
   // scalar-load kernel of the same config runs.
   const bool aligned_rows = k % 4 == 0 && n % 4 == 0;
-  const std::string kernel = std::string(c["algo"] == regtile ? "matmul_regtile" : "matmul_guide") + (aligned_rows ? "" : "_scalar");
-  const KernelLaunch launch{kernel, grid, block, 0,
+  const std::string kernel =
+      std::string(c["algo"] == regtile ? "matmul_regtile" : "matmul_guide") + (aligned_rows ? "" : "_scalar");
+  const KernelLaunch launch{kernel,
+                            grid,
+                            block,
+                            0,
                             {BufferArg{"a"}, BufferArg{"b"}, BufferArg{"c"}, static_cast<std::int32_t>(m),
                              static_cast<std::int32_t>(n), static_cast<std::int32_t>(k)}};
   if (c["splitk"] == 1) return {launch};
@@ -159,8 +170,10 @@ MatmulFamily::Sample MatmulFamily::reference_sample(std::int64_t m, std::int64_t
     std::vector<std::int64_t> chosen{0, extent - 1};
     std::mt19937_64 random(seed);
     std::uniform_int_distribution<std::int64_t> any(1, std::max<std::int64_t>(1, extent - 2));
-    for (std::int64_t tries = 0; static_cast<std::int64_t>(chosen.size()) < std::min(count, extent) && tries < 100 * count; ++tries)
-      if (const std::int64_t i = any(random); std::find(chosen.begin(), chosen.end(), i) == chosen.end()) chosen.push_back(i);
+    for (std::int64_t tries = 0;
+         static_cast<std::int64_t>(chosen.size()) < std::min(count, extent) && tries < 100 * count; ++tries)
+      if (const std::int64_t i = any(random); std::find(chosen.begin(), chosen.end(), i) == chosen.end())
+        chosen.push_back(i);
     std::sort(chosen.begin(), chosen.end());
     chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
     return chosen;
@@ -229,19 +242,26 @@ Verdict MatmulFamily::compare(const Problem& p, const HostBuffers& expected, con
   const auto [m, n, k] = dims_of(p);
   const auto want = expected.as<float>("c");
   const auto got = actual.as<float>("c");
-  if (want.size() != got.size()) return {false, fmt::format("c: expected {} values, got {}", want.size(), got.size()), 0};
+  if (want.size() != got.size())
+    return {false, fmt::format("c: expected {} values, got {}", want.size(), got.size()), 0};
   const double rtol = relative_tolerance(k);
   const double lowest = static_cast<double>(k) * kLow * kLow * (1 - rtol);
   const double highest = static_cast<double>(k) * kHigh * kHigh * (1 + rtol);
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double g = got[i];
-    const auto where = [&] { return fmt::format("c[{}] (row {}, column {})", i, static_cast<std::int64_t>(i) / n, static_cast<std::int64_t>(i) % n); };
+    const auto where = [&] {
+      return fmt::format("c[{}] (row {}, column {})", i, static_cast<std::int64_t>(i) / n,
+                         static_cast<std::int64_t>(i) % n);
+    };
     if (!(g >= lowest && g <= highest))
-      return {false, fmt::format("{} = {}: outside [{}, {}], where any result of these inputs lies", where(), g, lowest, highest),
-              static_cast<std::int64_t>(i)};
+      return {
+          false,
+          fmt::format("{} = {}: outside [{}, {}], where any result of these inputs lies", where(), g, lowest, highest),
+          static_cast<std::int64_t>(i)};
     const double w = want[i];
     if (!std::isnan(w) && !(std::fabs(g - w) <= rtol * w))
-      return {false, fmt::format("{}: expected {}, got {} (rtol {:.3g})", where(), w, g, rtol), static_cast<std::int64_t>(i)};
+      return {false, fmt::format("{}: expected {}, got {} (rtol {:.3g})", where(), w, g, rtol),
+              static_cast<std::int64_t>(i)};
   }
   (void)m;
   return {};

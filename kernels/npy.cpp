@@ -89,9 +89,12 @@ std::string quoted(std::string_view text) {
       break;
     }
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') out += "\\n";
-    else if (c < 0x20 || c >= 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
+    if (c == '\n')
+      out += "\\n";
+    else if (c < 0x20 || c >= 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += static_cast<char>(c);
   }
   return out + "'";
 }
@@ -147,13 +150,20 @@ std::string repr(const Literal& v) {
     return out + std::string(close);
   };
   switch (v.kind) {
-    case Literal::Kind::string: return "'" + v.text + "'";
-    case Literal::Kind::integer: return std::to_string(v.integer);
-    case Literal::Kind::boolean: return v.boolean ? "True" : "False";
-    case Literal::Kind::none: return "None";
-    case Literal::Kind::tuple: return join("(", ")");
-    case Literal::Kind::list: return join("[", "]");
-    case Literal::Kind::dict: return join("{", "}");
+    case Literal::Kind::string:
+      return "'" + v.text + "'";
+    case Literal::Kind::integer:
+      return std::to_string(v.integer);
+    case Literal::Kind::boolean:
+      return v.boolean ? "True" : "False";
+    case Literal::Kind::none:
+      return "None";
+    case Literal::Kind::tuple:
+      return join("(", ")");
+    case Literal::Kind::list:
+      return join("[", "]");
+    case Literal::Kind::dict:
+      return join("{", "}");
   }
   return "?";
 }
@@ -334,20 +344,32 @@ class HeaderParser {
 // plain size.
 std::string kind_description(char kind, std::size_t bytes) {
   switch (kind) {
-    case 'O': return "Python objects";
-    case 'c': return "complex";
-    case 'U': return "Unicode strings";
+    case 'O':
+      return "Python objects";
+    case 'c':
+      return "complex";
+    case 'U':
+      return "Unicode strings";
     case 'S':
-    case 'a': return "byte strings";
-    case 'V': return "raw bytes or records";
-    case 'M': return "datetimes";
-    case 'm': return "timedeltas";
+    case 'a':
+      return "byte strings";
+    case 'V':
+      return "raw bytes or records";
+    case 'M':
+      return "datetimes";
+    case 'm':
+      return "timedeltas";
     case 'b':
-    case '?': return "bool";
-    case 'f': return bytes ? fmt::format("{}-byte floats", bytes) : "an unknown type code";
-    case 'i': return bytes ? fmt::format("{}-byte signed integers", bytes) : "an unknown type code";
-    case 'u': return bytes ? fmt::format("{}-byte unsigned integers", bytes) : "an unknown type code";
-    default: return "an unknown type code";
+    case '?':
+      return "bool";
+    case 'f':
+      return bytes ? fmt::format("{}-byte floats", bytes) : "an unknown type code";
+    case 'i':
+      return bytes ? fmt::format("{}-byte signed integers", bytes) : "an unknown type code";
+    case 'u':
+      return bytes ? fmt::format("{}-byte unsigned integers", bytes) : "an unknown type code";
+    default:
+      return "an unknown type code";
   }
 }
 
@@ -423,8 +445,8 @@ Header header_fields(const Literal& dict, const std::string& path) {
   Header header;
   header.type = &header_type(*fields[0], path);
   if (fields[1]->kind != Literal::Kind::boolean)
-    fail(path, fmt::format("malformed .npy header: 'fortran_order' is {}, not True or False",
-                           quoted(repr(*fields[1]))));
+    fail(path,
+         fmt::format("malformed .npy header: 'fortran_order' is {}, not True or False", quoted(repr(*fields[1]))));
   header.fortran_order = fields[1]->boolean;
   header.shape = header_shape(*fields[2], path);
   return header;

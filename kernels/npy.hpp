@@ -15,9 +15,9 @@ namespace cutune {
 // A .npy array: its element type by cutune's name (int32, uint32, int64, float32, float64, and also
 // int8, uint8, int16, uint16, uint64), its shape, and its bytes in C order, little-endian.
 struct NpyArray {
-  std::string element_type;          // cutune name, e.g. "float32"
-  std::vector<std::int64_t> shape;   // () for a scalar: one element
-  std::vector<std::byte> data;       // element_count() * element_bytes() bytes, C order
+  std::string element_type;         // cutune name, e.g. "float32"
+  std::vector<std::int64_t> shape;  // () for a scalar: one element
+  std::vector<std::byte> data;      // element_count() * element_bytes() bytes, C order
 
   // The product of the shape (1 for a scalar). Throws Error for a negative dimension or a product
   // beyond int64.

@@ -48,16 +48,17 @@ std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t 
 }
 
 std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t stage,
-                                                   std::int64_t window) {
+                                                  std::int64_t window) {
   if (map == line) return (1 + block / 32) * kLineChunk * 8;  // per k of a chunk: d^step and each warp's start
   return stage ? window * 8 : 0;
 }
 
 Space PowersumFamily::space(const DeviceLimits& limits) const {
   Space s;
-  s.labelled_axis("map", {"pair", "exponent", "tile", "sym", "line"},
-                  "(i, j) to blocks: block per pair, per exponent, lane groups, symmetric tiles of pairs, or a block per "
-                  "(i, line of block/32 * jt exponents) whose warps share each k's ladder start")
+  s.labelled_axis(
+       "map", {"pair", "exponent", "tile", "sym", "line"},
+       "(i, j) to blocks: block per pair, per exponent, lane groups, symmetric tiles of pairs, or a block per "
+       "(i, line of block/32 * jt exponents) whose warps share each k's ladder start")
       .axis("block", {64, 128, 256, 512}, "threads per block")
       .axis("fold", {1, 8, 32}, "tree maps: fold stops at this stride; thread 0 adds the last 2*fold sums")
       .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
@@ -71,32 +72,38 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
                [](const ConfigView& c) {
                  return c["map"] >= tile || (c["ksplit"] == 1 && c["jt"] == 1 && c["term"] == pow_term);
                })
-      .require("tile and sym maps have no tree to fold (fold = 1)", [](const ConfigView& c) { return c["map"] < tile || c["fold"] == 1; })
+      .require("tile and sym maps have no tree to fold (fold = 1)",
+               [](const ConfigView& c) { return c["map"] < tile || c["fold"] == 1; })
       .require("sym loads its own tiles of x and splits no k (stage = global, ksplit = 1)",
                [](const ConfigView& c) { return c["map"] != sym || (c["stage"] == 0 && c["ksplit"] == 1); })
       .require("explog and ladder share log d between exponents (jt > 1)",
                [](const ConfigView& c) { return c["term"] == pow_term || c["jt"] > 1; })
       .require("ladder in the tile and line maps only",
                [](const ConfigView& c) { return c["term"] != ladder_term || c["map"] == tile || c["map"] == line; })
-      .require("line runs the ladder, a warp's lanes splitting k, from no staged window (term = ladder, ksplit = 32, "
-               "stage = global)",
-               [](const ConfigView& c) {
-                 return c["map"] != line || (c["term"] == ladder_term && c["ksplit"] == 32 && c["stage"] == 0);
-               })
+      .require(
+          "line runs the ladder, a warp's lanes splitting k, from no staged window (term = ladder, ksplit = 32, "
+          "stage = global)",
+          [](const ConfigView& c) {
+            return c["map"] != line || (c["term"] == ladder_term && c["ksplit"] == 32 && c["stage"] == 0);
+          })
       // Past 80 exponents the ladder's roundings outgrow the tolerance (see tolerance()).
-      .require("a line holds at most 80 exponents (block/32 * jt <= 80)",
-               [](const ConfigView& c) { return c["map"] != line || c["block"] / 32 * c["jt"] <= kMaxExponentsPerGroup; })
+      .require(
+          "a line holds at most 80 exponents (block/32 * jt <= 80)",
+          [](const ConfigView& c) { return c["map"] != line || c["block"] / 32 * c["jt"] <= kMaxExponentsPerGroup; })
       // Beyond 8 exponents per group a thread holds 16+ accumulators: worth it where the cost per
       // (i, k) is shared by them (ladder, with lane groups splitting k so that enough threads
       // run), or in sym, whose exponents are a loop, not registers.
-      .require("jt > 8: ladder with ksplit >= 8, or sym with jt <= 32", [](const ConfigView& c) {
-        return c["jt"] <= 8 || (c["term"] == ladder_term && c["ksplit"] >= 8) || (c["map"] == sym && c["jt"] <= 32);
-      })
+      .require("jt > 8: ladder with ksplit >= 8, or sym with jt <= 32",
+               [](const ConfigView& c) {
+                 return c["jt"] <= 8 || (c["term"] == ladder_term && c["ksplit"] >= 8) ||
+                        (c["map"] == sym && c["jt"] <= 32);
+               })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory (trees + the largest staged window) <= device opt-in limit per block",
                [max = limits.max_shared_per_block_optin](const ConfigView& c) {
-                 return static_shared_bytes(c["map"], c["block"], c["jt"]) + dynamic_shared_bytes(c["map"], c["block"], c["stage"], kMaxWindow) <=
+                 return static_shared_bytes(c["map"], c["block"], c["jt"]) +
+                            dynamic_shared_bytes(c["map"], c["block"], c["stage"], kMaxWindow) <=
                         max;
                });
   return s;
@@ -111,14 +118,15 @@ Problem PowersumFamily::make_problem(std::int64_t window, std::int64_t exponents
 }
 
 const ProblemSchema& PowersumFamily::schema() {
-  static const ProblemSchema schema = ProblemSchema()
-                                          .extent("w", "points in the window")
-                                          .range(1, kMaxWindow)
-                                          .extent("a", "candidate exponents")
-                                          .range(1, 65535)
-                                          .enumeration("alphas", {"grid", "random"}, "grid",
-                                                       "exponents evenly spaced over [1.5, 3.5], or sorted uniform draws")
-                                          .element_type("type", {"float64"}, "float64");
+  static const ProblemSchema schema =
+      ProblemSchema()
+          .extent("w", "points in the window")
+          .range(1, kMaxWindow)
+          .extent("a", "candidate exponents")
+          .range(1, 65535)
+          .enumeration("alphas", {"grid", "random"}, "grid",
+                       "exponents evenly spaced over [1.5, 3.5], or sorted uniform draws")
+          .element_type("type", {"float64"}, "float64");
   return schema;
 }
 
@@ -146,13 +154,17 @@ std::vector<BufferSpec> PowersumFamily::buffers(const Problem& p) const {
 
 std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) const {
   const std::int64_t w = window_of(p), a = exponents_of(p);
-  const std::vector<KernelArg> args{BufferArg{"x"}, BufferArg{"alpha"}, static_cast<std::int32_t>(w),
-                                    static_cast<std::int32_t>(a), BufferArg{"minus"}, BufferArg{"plus"}};
+  const std::vector<KernelArg> args{
+      BufferArg{"x"},     BufferArg{"alpha"}, static_cast<std::int32_t>(w), static_cast<std::int32_t>(a),
+      BufferArg{"minus"}, BufferArg{"plus"}};
   const Dim3 block{static_cast<unsigned>(c["block"])};
   const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c["map"], c["block"], c["stage"], w));
   switch (c["map"]) {
-    case pair: return {KernelLaunch{"powersum_pair", Dim3{static_cast<unsigned>(w), static_cast<unsigned>(a)}, block, shared, args}};
-    case exponent: return {KernelLaunch{"powersum_exponent", Dim3{static_cast<unsigned>(a)}, block, shared, args}};
+    case pair:
+      return {
+          KernelLaunch{"powersum_pair", Dim3{static_cast<unsigned>(w), static_cast<unsigned>(a)}, block, shared, args}};
+    case exponent:
+      return {KernelLaunch{"powersum_exponent", Dim3{static_cast<unsigned>(a)}, block, shared, args}};
     case sym: {
       // Tiles above the diagonal add into both sums: they start from zero.
       const std::int64_t side = (w + kSymTile - 1) / kSymTile;
@@ -162,12 +174,14 @@ std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) co
     }
     case line: {
       const std::int64_t exponents_per_line = c["block"] / 32 * c["jt"];
-      const Dim3 grid{static_cast<unsigned>(w), static_cast<unsigned>((a + exponents_per_line - 1) / exponents_per_line)};
+      const Dim3 grid{static_cast<unsigned>(w),
+                      static_cast<unsigned>((a + exponents_per_line - 1) / exponents_per_line)};
       return {KernelLaunch{"powersum_line", grid, block, shared, args}};
     }
     default: {
       const std::int64_t groups = c["block"] / c["ksplit"];
-      const Dim3 grid{static_cast<unsigned>((w + groups - 1) / groups), static_cast<unsigned>((a + c["jt"] - 1) / c["jt"])};
+      const Dim3 grid{static_cast<unsigned>((w + groups - 1) / groups),
+                      static_cast<unsigned>((a + c["jt"] - 1) / c["jt"])};
       return {KernelLaunch{"powersum_tile", grid, block, shared, args}};
     }
   }
@@ -218,7 +232,8 @@ HostBuffers PowersumFamily::reference(const Problem& p, const HostBuffers& input
   HostBuffers expected;
   expected.at("minus").resize(static_cast<std::size_t>(w * a * 8));
   expected.at("plus").resize(static_cast<std::size_t>(w * a * 8));
-  power_sums(inputs.as<double>("x"), inputs.as<double>("alpha"), expected.as<double>("minus"), expected.as<double>("plus"));
+  power_sums(inputs.as<double>("x"), inputs.as<double>("alpha"), expected.as<double>("minus"),
+             expected.as<double>("plus"));
   return expected;
 }
 
@@ -264,7 +279,9 @@ Verdict PowersumFamily::compare(const Problem& p, const HostBuffers& expected, c
         return {false, fmt::format("{}[{}] = {}: negative or NaN, yet a sum of non-negative terms", name, i, got[i]),
                 static_cast<std::int64_t>(i)};
       else if (!(std::fabs(got[i] - want[i]) <= t.rtol * want[i] + t.atol))
-        return {false, fmt::format("{}[{}]: expected {}, got {} (rtol {:.3g}, atol {:.3g})", name, i, want[i], got[i], t.rtol, t.atol),
+        return {false,
+                fmt::format("{}[{}]: expected {}, got {} (rtol {:.3g}, atol {:.3g})", name, i, want[i], got[i], t.rtol,
+                            t.atol),
                 static_cast<std::int64_t>(i)};
   }
   return {};

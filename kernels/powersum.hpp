@@ -36,7 +36,8 @@ class PowersumFamily : public Family {
   // How the exponents are spread over [1.5, 3.5]: an evenly spaced candidate grid, as an MLE scan
   // uses (Clauset et al.'s plfit scans 1.5:0.01:3.5), or sorted uniform draws.
   enum class Alphas { grid, random };
-  static Problem make_problem(std::int64_t window, std::int64_t exponents = kDefaultExponents, Alphas alphas = Alphas::grid);
+  static Problem make_problem(std::int64_t window, std::int64_t exponents = kDefaultExponents,
+                              Alphas alphas = Alphas::grid);
   // w points and a exponents (extents: the size is w * a), alphas, type float64.
   static const ProblemSchema& schema();
   const ProblemSchema& problem_schema() const override { return schema(); }
@@ -47,7 +48,8 @@ class PowersumFamily : public Family {
   static std::int64_t static_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t jt);
   // Accumulators per round of the tile and line maps' transpose (combine_columns() in the template).
   static std::int64_t combine_columns(std::int64_t block, std::int64_t jt);
-  static std::int64_t dynamic_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t stage, std::int64_t window);
+  static std::int64_t dynamic_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t stage,
+                                           std::int64_t window);
   // Distances per chunk of the line map (LINE_CHUNK in the template).
   static constexpr std::int64_t kLineChunk = 512;
   // |minus - expected| <= rtol |expected| + atol, from the error analysis in powersum.cpp.

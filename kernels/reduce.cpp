@@ -14,8 +14,12 @@ namespace {
 const std::vector<std::string> kTypes{"float32", "float64"};
 
 std::int64_t n_of(const Problem& p) { return p.integer("n"); }
-std::int64_t element_bytes(const Problem& p) { return static_cast<std::int64_t>(element_type(p.dtype(), kTypes).bytes); }
-std::int64_t tiles_of(const Problem& p, const ConfigView& c) { return (n_of(p) + c["block"] * c["ept"] - 1) / (c["block"] * c["ept"]); }
+std::int64_t element_bytes(const Problem& p) {
+  return static_cast<std::int64_t>(element_type(p.dtype(), kTypes).bytes);
+}
+std::int64_t tiles_of(const Problem& p, const ConfigView& c) {
+  return (n_of(p) + c["block"] * c["ept"] - 1) / (c["block"] * c["ept"]);
+}
 
 // The value *out starts from in the atomic pass, as one repeated 32-bit word.
 std::uint32_t identity_word(ReductionOp op) {
@@ -26,9 +30,12 @@ std::uint32_t identity_word(ReductionOp op) {
 
 template <class F>
 void dispatch_type(const std::string& dtype, F&& f) {
-  if (dtype == "float32") f(float{});
-  else if (dtype == "float64") f(double{});
-  else throw Error("reduce: unsupported element type " + dtype);
+  if (dtype == "float32")
+    f(float{});
+  else if (dtype == "float64")
+    f(double{});
+  else
+    throw Error("reduce: unsupported element type " + dtype);
 }
 
 }  // namespace
@@ -115,8 +122,9 @@ std::vector<Problem> ReduceFamily::problems(const ProblemRequest& request) const
   // From launch-bound (4 KiB) to bandwidth-bound (512 MiB of float32); the operator is part of
   // the problem, every operator the type takes at every size.
   const std::vector<std::int64_t> defaults{1 << 10, 1 << 15, 1 << 20, 1 << 24, 1 << 27};
-  const std::vector<ReductionOp> ops =
-      type == "float32" ? std::vector{ReductionOp::sum, ReductionOp::min, ReductionOp::max} : std::vector{ReductionOp::sum};
+  const std::vector<ReductionOp> ops = type == "float32"
+                                           ? std::vector{ReductionOp::sum, ReductionOp::min, ReductionOp::max}
+                                           : std::vector{ReductionOp::sum};
   std::vector<Problem> list;
   for (std::int64_t n : request.sizes.empty() ? defaults : request.sizes)
     for (const ReductionOp op : ops) list.push_back(make_problem(n, op, type));
@@ -147,7 +155,10 @@ std::vector<Step> ReduceFamily::plan(const Problem& p, const ConfigView& c) cons
       return {MemsetStep{"out", identity_word(op_of(p)), element_bytes(p), 0, c["preset"] == stream},
               KernelLaunch{"reduce_atomic", grid, block, 0, {BufferArg{"in"}, n, BufferArg{"out"}}}};
     case lastblock:  // no memset: the counter resets itself (see the template)
-      return {KernelLaunch{"reduce_lastblock", grid, block, 0,
+      return {KernelLaunch{"reduce_lastblock",
+                           grid,
+                           block,
+                           0,
                            {BufferArg{"in"}, n, BufferArg{"partials"}, BufferArg{"finished"}, BufferArg{"out"}}}};
     default:
       return {KernelLaunch{"reduce_partials", grid, block, 0, {BufferArg{"in"}, n, BufferArg{"partials"}}},
@@ -186,7 +197,8 @@ Verdict ReduceFamily::compare(const Problem& p, const HostBuffers& expected, con
   dispatch_type(p.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if (op_of(p) == ReductionOp::sum)
-      verdict = compare_close<T>("out", expected.as<T>("out"), actual.as<T>("out"), 0, expected.as<double>("tolerance")[0]);
+      verdict =
+          compare_close<T>("out", expected.as<T>("out"), actual.as<T>("out"), 0, expected.as<double>("tolerance")[0]);
     else
       verdict = compare_exact<T>("out", expected.as<T>("out"), actual.as<T>("out"));  // min and max are exact
   });

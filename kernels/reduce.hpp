@@ -26,7 +26,8 @@ class ReduceFamily : public Family {
   void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
   HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;
   Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
-  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem, const HostBuffers& expected) const override;
+  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem,
+                                                      const HostBuffers& expected) const override;
   Work work(const Problem& problem) const override;
 
   // float32 takes sum, min and max; float64 takes sum. Throws UsageError otherwise.
@@ -37,7 +38,8 @@ class ReduceFamily : public Family {
   void check_problem(const Problem& problem) const override;
   static ReductionOp op_of(const Problem& problem);
   // Shared memory of one block, as the template lays it out.
-  static std::int64_t shared_bytes(std::int64_t finish, std::int64_t block, std::int64_t pad, std::int64_t element_bytes);
+  static std::int64_t shared_bytes(std::int64_t finish, std::int64_t block, std::int64_t pad,
+                                   std::int64_t element_bytes);
 };
 
 }  // namespace cutune

@@ -17,10 +17,14 @@ enum class ReductionOp { sum, min, max, mean };
 
 inline std::string to_string(ReductionOp op) {
   switch (op) {
-    case ReductionOp::sum: return "sum";
-    case ReductionOp::min: return "min";
-    case ReductionOp::max: return "max";
-    case ReductionOp::mean: return "mean";
+    case ReductionOp::sum:
+      return "sum";
+    case ReductionOp::min:
+      return "min";
+    case ReductionOp::max:
+      return "max";
+    case ReductionOp::mean:
+      return "mean";
   }
   return "?";
 }
@@ -37,9 +41,7 @@ inline ReductionOp reduction_op(const std::string& name, const std::vector<Reduc
 
 // CUTUNE_OP in the templates: 0 sum, 1 min, 2 max. A mean is a sum divided by the count, so it
 // shares the sum's code (and compiled binaries); the division is a kernel argument.
-inline int template_op_code(ReductionOp op) {
-  return op == ReductionOp::min ? 1 : op == ReductionOp::max ? 2 : 0;
-}
+inline int template_op_code(ReductionOp op) { return op == ReductionOp::min ? 1 : op == ReductionOp::max ? 2 : 0; }
 
 // The exact result over `values` (sums in long double, which is exact for the inputs below).
 template <class T>
@@ -63,9 +65,12 @@ long double reduce_range(std::span<const T> values, ReductionOp op) {
     });
     result = parts[0];
     for (std::size_t c = 1; c < parts.size(); ++c) {
-      if (op == ReductionOp::min) result = std::min(result, parts[c]);
-      else if (op == ReductionOp::max) result = std::max(result, parts[c]);
-      else result += parts[c];
+      if (op == ReductionOp::min)
+        result = std::min(result, parts[c]);
+      else if (op == ReductionOp::max)
+        result = std::max(result, parts[c]);
+      else
+        result += parts[c];
     }
   }
   return op == ReductionOp::mean ? result / static_cast<long double>(values.size()) : result;

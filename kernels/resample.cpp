@@ -19,9 +19,7 @@ struct Geometry {
   std::int64_t total_points() const { return series * points; }
 };
 
-Geometry geometry_of(const Problem& p) {
-  return {p.integer("series"), p.integer("points"), p.integer("window")};
-}
+Geometry geometry_of(const Problem& p) { return {p.integer("series"), p.integer("points"), p.integer("window")}; }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -55,25 +53,29 @@ Space ResampleFamily::space(const DeviceLimits& limits) const {
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("stage=1 needs 48 KiB of shared memory per block",
-               [max = limits.max_shared_per_block](const ConfigView& c) { return c["stage"] == 0 || kStageCapBytes <= max; });
+               [max = limits.max_shared_per_block](const ConfigView& c) {
+                 return c["stage"] == 0 || kStageCapBytes <= max;
+               });
   return s;
 }
 
 Problem ResampleFamily::make_problem(std::int64_t series, std::int64_t points, std::int64_t window, ReductionOp op) {
-  if (series <= 0 || points <= 0 || window <= 0) throw UsageError("resample: series, points and window must be positive");
+  if (series <= 0 || points <= 0 || window <= 0)
+    throw UsageError("resample: series, points and window must be positive");
   Problem p = schema().make({{"series", series}, {"points", points}, {"window", window}, {"op", to_string(op)}});
   ResampleFamily().check_problem(p);
   return p;
 }
 
 const ProblemSchema& ResampleFamily::schema() {
-  static const ProblemSchema schema = ProblemSchema()
-                                          .extent("series", "time series")
-                                          .extent("points", "points per series")
-                                          .integer("window", std::nullopt, "points per window")
-                                          .range(1, std::nullopt)
-                                          .enumeration("op", {"sum", "mean", "min", "max"}, "mean", "what a window computes")
-                                          .element_type("type", {"float32"}, "float32");
+  static const ProblemSchema schema =
+      ProblemSchema()
+          .extent("series", "time series")
+          .extent("points", "points per series")
+          .integer("window", std::nullopt, "points per window")
+          .range(1, std::nullopt)
+          .enumeration("op", {"sum", "mean", "min", "max"}, "mean", "what a window computes")
+          .element_type("type", {"float32"}, "float32");
   return schema;
 }
 
@@ -92,7 +94,8 @@ std::vector<Problem> ResampleFamily::problems(const ProblemRequest& request) con
   // its last window has 6 points); --n asks for about that many points in all. The default,
   // 384 series, is 127 MiB: well past the L2, as a bandwidth-bound kernel needs.
   constexpr std::int64_t kDay = 86'400;
-  const std::vector<std::int64_t> totals = request.sizes.empty() ? std::vector<std::int64_t>{384 * kDay} : request.sizes;
+  const std::vector<std::int64_t> totals =
+      request.sizes.empty() ? std::vector<std::int64_t>{384 * kDay} : request.sizes;
   std::vector<Problem> list;
   for (const std::int64_t n : totals) {
     if (n <= 0) throw UsageError("--n must be positive (got " + std::to_string(n) + ")");
@@ -129,10 +132,13 @@ std::vector<Step> ResampleFamily::plan(const Problem& p, const ConfigView& c) co
     blocks = ceil_div(windows, c["block"] / 32);
   }
   const std::int32_t divide = op_of(p) == ReductionOp::mean ? 1 : 0;
-  return {KernelLaunch{"resample", Dim3{static_cast<unsigned>(blocks)}, Dim3{static_cast<unsigned>(c["block"])}, shared,
-                       {BufferArg{"in"}, g.points, static_cast<std::int32_t>(g.window),
-                        static_cast<std::uint32_t>(g.per_series()), static_cast<std::uint32_t>(windows), divide, staged,
-                        BufferArg{"out"}}}};
+  return {KernelLaunch{
+      "resample",
+      Dim3{static_cast<unsigned>(blocks)},
+      Dim3{static_cast<unsigned>(c["block"])},
+      shared,
+      {BufferArg{"in"}, g.points, static_cast<std::int32_t>(g.window), static_cast<std::uint32_t>(g.per_series()),
+       static_cast<std::uint32_t>(windows), divide, staged, BufferArg{"out"}}}};
 }
 
 void ResampleFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {

@@ -27,7 +27,8 @@ class ResampleFamily : public Family {
   void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
   HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;
   Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
-  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem, const HostBuffers& expected) const override;
+  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem,
+                                                      const HostBuffers& expected) const override;
   Work work(const Problem& problem) const override;
 
   // `series` series of `points` float32 points, windows of `window` points, one op per window.

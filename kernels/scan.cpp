@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 #include "core/error.hpp"
 #include "data.hpp"
 #include "element_types.hpp"
@@ -56,10 +55,14 @@ void run_reference(const Problem& p, const HostBuffers& inputs, HostBuffers& exp
 
 template <class F>
 void dispatch_type(const std::string& dtype, F&& f) {
-  if (dtype == "int32") f(std::int32_t{});
-  else if (dtype == "uint32") f(std::uint32_t{});
-  else if (dtype == "int64") f(std::int64_t{});
-  else throw Error("scan: unsupported element type " + dtype);
+  if (dtype == "int32")
+    f(std::int32_t{});
+  else if (dtype == "uint32")
+    f(std::uint32_t{});
+  else if (dtype == "int64")
+    f(std::int64_t{});
+  else
+    throw Error("scan: unsupported element type " + dtype);
 }
 
 }  // namespace
@@ -164,15 +167,18 @@ std::vector<Step> ScanFamily::plan(const Problem& p, const ConfigView& c) const 
   std::vector<Step> steps{MemsetStep{"error", 0xffffffffu, 8}};
   if (c["algo"] == lookback) {
     steps.push_back(MemsetStep{"tile_state", 0, (tiles + 2) * 8});
-    steps.push_back(KernelLaunch{"scan_lookback", grid, block, shared,
+    steps.push_back(KernelLaunch{"scan_lookback",
+                                 grid,
+                                 block,
+                                 shared,
                                  {starts, stops, n, BufferArg{"tile_state"}, BufferArg{"tile_state", tiles * 8},
                                   BufferArg{"tooffsets"}, BufferArg{"error"}}});
   } else {
-    steps.push_back(KernelLaunch{"scan_tile_sums", grid, block, 0,
-                                 {starts, stops, n, BufferArg{"tile_sums"}, BufferArg{"error"}}});
+    steps.push_back(
+        KernelLaunch{"scan_tile_sums", grid, block, 0, {starts, stops, n, BufferArg{"tile_sums"}, BufferArg{"error"}}});
     steps.push_back(KernelLaunch{"scan_tile_offsets", Dim3{1}, block, 0, {BufferArg{"tile_sums"}, tiles}});
-    steps.push_back(KernelLaunch{"scan_tiles", grid, block, shared,
-                                 {starts, stops, n, BufferArg{"tile_sums"}, BufferArg{"tooffsets"}}});
+    steps.push_back(KernelLaunch{
+        "scan_tiles", grid, block, shared, {starts, stops, n, BufferArg{"tile_sums"}, BufferArg{"tooffsets"}}});
   }
   return steps;
 }

@@ -26,7 +26,8 @@ class ScanFamily : public Family {
   void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
   HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;
   Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
-  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem, const HostBuffers& expected) const override;
+  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem,
+                                                      const HostBuffers& expected) const override;
   Work work(const Problem& problem) const override;
 
   // A problem with explicit offsets into starts/stops (the tuning defaults use 0).
@@ -49,7 +50,9 @@ template <class T>
 std::optional<std::int64_t> compact_offsets(std::span<const T> starts, std::span<const T> stops,
                                             std::span<std::int64_t> tooffsets) {
   const std::size_t n = tooffsets.size() - 1;
-  const auto length = [&](std::size_t i) { return static_cast<std::int64_t>(stops[i]) - static_cast<std::int64_t>(starts[i]); };
+  const auto length = [&](std::size_t i) {
+    return static_cast<std::int64_t>(stops[i]) - static_cast<std::int64_t>(starts[i]);
+  };
   const std::size_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<std::int64_t> totals(chunks, 0), bad(chunks, -1);
   for_each_chunk(n, kChunk, [&](std::size_t c, std::size_t first, std::size_t count) {
@@ -74,7 +77,8 @@ std::optional<std::int64_t> compact_offsets(std::span<const T> starts, std::span
   tooffsets[0] = 0;
   for_each_chunk(std::min(n, base.size() * kChunk), kChunk, [&](std::size_t c, std::size_t first, std::size_t count) {
     std::int64_t offset = base[c];
-    for (std::size_t i = first; i < first + count && !(stops[i] < starts[i]); ++i) tooffsets[i + 1] = offset += length(i);
+    for (std::size_t i = first; i < first + count && !(stops[i] < starts[i]); ++i)
+      tooffsets[i + 1] = offset += length(i);
   });
   return first_bad;
 }

@@ -23,12 +23,18 @@ const std::vector<std::string> kAllTypes{"int32", "uint32", "int64", "float32", 
 
 template <class F>
 void dispatch(const std::string& type, F&& f) {
-  if (type == "int32") f(std::int32_t{});
-  else if (type == "uint32") f(std::uint32_t{});
-  else if (type == "int64") f(std::int64_t{});
-  else if (type == "float32") f(float{});
-  else if (type == "float64") f(double{});
-  else throw Error("no element type '" + type + "'");
+  if (type == "int32")
+    f(std::int32_t{});
+  else if (type == "uint32")
+    f(std::uint32_t{});
+  else if (type == "int64")
+    f(std::int64_t{});
+  else if (type == "float32")
+    f(float{});
+  else if (type == "float64")
+    f(double{});
+  else
+    throw Error("no element type '" + type + "'");
 }
 
 // A different stream of inputs for each buffer, the same for the same seed.
@@ -45,13 +51,15 @@ void fill(std::span<T> out, const SpecInit& init, std::uint64_t seed) {
     if (init.kind == "sorted") std::sort(out.begin(), out.end());
   } else if (init.kind == "integers") {
     RandomStream random(seed);
-    const auto low = static_cast<std::int64_t>(std::ceil(init.low)), high = static_cast<std::int64_t>(std::floor(init.high));
+    const auto low = static_cast<std::int64_t>(std::ceil(init.low)),
+               high = static_cast<std::int64_t>(std::floor(init.high));
     const auto span = static_cast<std::uint64_t>(high - low) + 1;
     for (auto& v : out) v = static_cast<T>(low + static_cast<std::int64_t>(random.next() % span));
   } else if (init.kind == "constant") {
     std::fill(out.begin(), out.end(), static_cast<T>(init.value));
   } else if (init.kind == "iota") {
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(init.start + init.step * static_cast<double>(i));
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<T>(init.start + init.step * static_cast<double>(i));
   } else {
     throw Error("fill: unexpected init kind " + init.kind);
   }
@@ -84,8 +92,10 @@ std::unique_ptr<SpecFamily> load_spec_family(const std::filesystem::path& file) 
 Space SpecFamily::space(const DeviceLimits& limits) const {
   Space s;
   for (const SpecAxis& a : spec_.axes) {
-    if (a.axis.labels.empty()) s.axis(a.axis.name, a.axis.values, a.axis.help);
-    else s.labelled_axis(a.axis.name, a.axis.labels, a.axis.help);
+    if (a.axis.labels.empty())
+      s.axis(a.axis.name, a.axis.values, a.axis.help);
+    else
+      s.labelled_axis(a.axis.name, a.axis.labels, a.axis.help);
     if (a.axis.plan_only) s.plan_only();
   }
   const auto limit = [&limits](std::string_view name) -> std::optional<std::int64_t> {
@@ -102,7 +112,9 @@ Space SpecFamily::space(const DeviceLimits& limits) const {
   if (spec_.allowed_configs) {
     const Space keys = s;  // formats a config's key: the axes alone
     s.require("listed in " + spec_.allowed_configs_file.string(),
-              [keys, allowed = *spec_.allowed_configs](const ConfigView& c) { return allowed.count(keys.key(c.config())) != 0; });
+              [keys, allowed = *spec_.allowed_configs](const ConfigView& c) {
+                return allowed.count(keys.key(c.config())) != 0;
+              });
   }
   return s;
 }
@@ -116,7 +128,8 @@ std::vector<std::string> SpecFamily::axis_definitions(const Space& space, const 
     if (spec_.cutune_defines)
       definitions.push_back("-DCUTUNE_" + upper(a.axis.name) + "=" + std::to_string(value));
     else
-      definitions.push_back("-D" + a.axis.name + "=" + (a.define_text ? space.axes()[i].text_of(value) : std::to_string(value)));
+      definitions.push_back("-D" + a.axis.name + "=" +
+                            (a.define_text ? space.axes()[i].text_of(value) : std::to_string(value)));
   }
   return definitions;
 }
@@ -177,8 +190,9 @@ std::vector<std::string> SpecFamily::problem_definitions(const Problem& problem)
   const auto values = slot_values(problem, nullptr);
   for (const auto& [name, text, expression] : spec_.defines_from_problem) {
     if (expression) {
-      definitions.push_back("-D" + name + "=" + std::to_string(evaluate(*expression, values, problem, nullptr,
-                                                                          std::numeric_limits<std::int64_t>::min())));
+      definitions.push_back(
+          "-D" + name + "=" +
+          std::to_string(evaluate(*expression, values, problem, nullptr, std::numeric_limits<std::int64_t>::min())));
       continue;
     }
     std::string value;
@@ -192,10 +206,13 @@ std::vector<std::string> SpecFamily::problem_definitions(const Problem& problem)
       const std::string field = inside.substr(0, dot), part = dot == std::string::npos ? "" : inside.substr(dot + 1);
       const ProblemField& f = *spec_.schema.field(field);
       const FieldValue& v = problem.values().at(*spec_.schema.index_of(field));
-      if (part == "cuda") value += element_type(std::get<std::string>(v), kAllTypes).cuda_name;
+      if (part == "cuda")
+        value += element_type(std::get<std::string>(v), kAllTypes).cuda_name;
       else if (part == "index")
-        value += std::to_string(std::find(f.choices.begin(), f.choices.end(), std::get<std::string>(v)) - f.choices.begin());
-      else value += text_of(v);
+        value +=
+            std::to_string(std::find(f.choices.begin(), f.choices.end(), std::get<std::string>(v)) - f.choices.begin());
+      else
+        value += text_of(v);
       at = close + 1;
     }
     definitions.push_back("-D" + name + "=" + value);
@@ -232,8 +249,8 @@ std::vector<std::int64_t> SpecFamily::slot_values(const Problem& problem, const 
   return values;
 }
 
-std::int64_t SpecFamily::evaluate(const SpecExpression& e, const std::vector<std::int64_t>& values, const Problem& problem,
-                                  const Config* config, std::int64_t minimum) const {
+std::int64_t SpecFamily::evaluate(const SpecExpression& e, const std::vector<std::int64_t>& values,
+                                  const Problem& problem, const Config* config, std::int64_t minimum) const {
   const auto value = e.expression.evaluate(values);
   const auto context = [&] {
     std::string text = " for problem " + problem.key();
@@ -249,8 +266,8 @@ std::int64_t SpecFamily::evaluate(const SpecExpression& e, const std::vector<std
     throw UsageError(spec_.file.string() + ": " + e.where + " '" + e.expression.text() +
                      "' has no value (a division by zero or an overflow)" + context());
   if (*value < minimum)
-    throw UsageError(spec_.file.string() + ": " + e.where + " '" + e.expression.text() + "' is " + std::to_string(*value) +
-                     ", below " + std::to_string(minimum) + context());
+    throw UsageError(spec_.file.string() + ": " + e.where + " '" + e.expression.text() + "' is " +
+                     std::to_string(*value) + ", below " + std::to_string(minimum) + context());
   return *value;
 }
 
@@ -298,9 +315,7 @@ std::vector<Step> SpecFamily::plan(const Problem& problem, const ConfigView& con
 std::vector<Step> SpecFamily::steps_for(const std::vector<SpecStep>& steps, const Problem& problem,
                                         const Config* config) const {
   const auto values = slot_values(problem, config);
-  const auto length_of = [&](const SpecBuffer& b) {
-    return evaluate(b.length, values, problem, config);
-  };
+  const auto length_of = [&](const SpecBuffer& b) { return evaluate(b.length, values, problem, config); };
   std::vector<Step> plan;
   for (const SpecStep& step : steps) {
     if (const auto* m = std::get_if<SpecMemset>(&step)) {
@@ -338,9 +353,10 @@ std::vector<Step> SpecFamily::steps_for(const std::vector<SpecStep>& steps, cons
     };
     launch.grid = dim(l.grid);
     launch.block = dim(l.block);
-    launch.dynamic_shared_bytes = l.shared ? static_cast<unsigned>(std::min<std::int64_t>(
-                                                 evaluate(*l.shared, values, problem, config), UINT32_MAX))
-                                           : 0;
+    launch.dynamic_shared_bytes =
+        l.shared
+            ? static_cast<unsigned>(std::min<std::int64_t>(evaluate(*l.shared, values, problem, config), UINT32_MAX))
+            : 0;
     for (const SpecArgument& a : l.arguments) {
       if (a.buffer) {
         const SpecBuffer& b = buffer_named(*a.buffer);
@@ -355,14 +371,16 @@ std::vector<Step> SpecFamily::steps_for(const std::vector<SpecStep>& steps, cons
         continue;
       }
       if (a.float_literal) {
-        if (a.scalar_type == "float32") launch.args.push_back(static_cast<float>(*a.float_literal));
-        else launch.args.push_back(*a.float_literal);
+        if (a.scalar_type == "float32")
+          launch.args.push_back(static_cast<float>(*a.float_literal));
+        else
+          launch.args.push_back(*a.float_literal);
         continue;
       }
       const std::int64_t v = evaluate(*a.value, values, problem, config, std::numeric_limits<std::int64_t>::min());
       const auto out_of_range = [&] {
-        return UsageError(spec_.file.string() + ": " + where + ": " + std::to_string(v) + " does not fit " + a.scalar_type +
-                          " for problem " + problem.key());
+        return UsageError(spec_.file.string() + ": " + where + ": " + std::to_string(v) + " does not fit " +
+                          a.scalar_type + " for problem " + problem.key());
       };
       if (a.scalar_type == "int32") {
         if (v < INT32_MIN || v > INT32_MAX) throw out_of_range();
@@ -452,7 +470,8 @@ Verdict SpecFamily::compare(const Problem& problem, const HostBuffers& expected,
     dispatch(buffer_type(b, problem), [&](auto zero) {
       using T = decltype(zero);
       if (b.rtol || b.atol)
-        verdict = compare_close<T>(b.name, expected.as<T>(b.name), actual.as<T>(b.name), b.rtol.value_or(0), b.atol.value_or(0));
+        verdict = compare_close<T>(b.name, expected.as<T>(b.name), actual.as<T>(b.name), b.rtol.value_or(0),
+                                   b.atol.value_or(0));
       else
         verdict = compare_exact<T>(b.name, expected.as<T>(b.name), actual.as<T>(b.name));
     });
@@ -461,7 +480,8 @@ Verdict SpecFamily::compare(const Problem& problem, const HostBuffers& expected,
   return {};
 }
 
-std::optional<std::vector<OutputRule>> SpecFamily::output_rules(const Problem& problem, const HostBuffers& expected) const {
+std::optional<std::vector<OutputRule>> SpecFamily::output_rules(const Problem& problem,
+                                                                const HostBuffers& expected) const {
   std::vector<OutputRule> rules;
   for (const SpecBuffer& b : spec_.buffers) {
     if (b.role != BufferRole::output) continue;

@@ -35,9 +35,9 @@ struct SpecArgument {
   std::string text;  // as written, for messages
   std::optional<std::string> buffer;
   std::optional<SpecExpression> element_offset;
-  std::string scalar_type;               // int32, uint32, int64, uint64, float32, float64
-  std::optional<SpecExpression> value;   // integer expression
-  std::optional<double> float_literal;   // "float32 2.5"
+  std::string scalar_type;                    // int32, uint32, int64, uint64, float32, float64
+  std::optional<SpecExpression> value;        // integer expression
+  std::optional<double> float_literal;        // "float32 2.5"
   std::optional<std::uint64_t> big_unsigned;  // "uint64 18446744073709551615": beyond any expression
 };
 
@@ -161,7 +161,8 @@ class SpecFamily : public Family {
   std::optional<GpuReference> gpu_reference(const Problem& problem) const override;
   bool verifies() const override { return spec_.reference.has_value() || !spec_.expected.empty(); }
   Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
-  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem, const HostBuffers& expected) const override;
+  std::optional<std::vector<OutputRule>> output_rules(const Problem& problem,
+                                                      const HostBuffers& expected) const override;
   Work work(const Problem& problem) const override;
 
   const SpecDefinition& definition() const { return spec_; }

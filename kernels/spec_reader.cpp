@@ -38,14 +38,16 @@ class SpecReader {
   }
 
   // Only the listed keys: a misspelt key is an error, not silently ignored.
-  void allow_keys(const toml::table& table, std::initializer_list<std::string_view> keys, const std::string& where) const {
+  void allow_keys(const toml::table& table, std::initializer_list<std::string_view> keys,
+                  const std::string& where) const {
     for (const auto& [key, node] : table) {
       bool known = false;
       for (const auto k : keys) known |= key.str() == k;
       if (known) continue;
       std::string list;
       for (const auto k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
-      fail(node, (where.empty() ? "" : where + ": ") + "unknown key '" + std::string(key.str()) + "' (keys: " + list + ")");
+      fail(node,
+           (where.empty() ? "" : where + ": ") + "unknown key '" + std::string(key.str()) + "' (keys: " + list + ")");
     }
   }
 
@@ -135,7 +137,7 @@ struct Names {
   const std::vector<SpecAxis>* axes = nullptr;  // null: no axes here
   const ProblemSchema* schema = nullptr;        // null: no problem fields here
   std::size_t axis_count = 0;
-  const std::vector<SpecLet>* lets = nullptr;   // the lets declared so far
+  const std::vector<SpecLet>* lets = nullptr;  // the lets declared so far
 
   std::optional<std::size_t> slot(std::string_view name) const {
     if (lets && schema)
@@ -176,7 +178,8 @@ struct Names {
   }
 };
 
-SpecExpression parse_expression(const SpecReader& r, const std::string& text, const Names& names, const std::string& where) {
+SpecExpression parse_expression(const SpecReader& r, const std::string& text, const Names& names,
+                                const std::string& where) {
   try {
     return {where, Expression::parse(
                        text, [&](std::string_view n) { return names.slot(n); },
@@ -203,8 +206,8 @@ SpecExpression expression_at(const SpecReader& r, const toml::table& t, std::str
   return parse_expression(r, text, names, where + ": " + std::string(key));
 }
 
-std::vector<SpecExpression> dimensions(const SpecReader& r, const toml::table& t, std::string_view key, const Names& names,
-                                       const std::string& where) {
+std::vector<SpecExpression> dimensions(const SpecReader& r, const toml::table& t, std::string_view key,
+                                       const Names& names, const std::string& where) {
   const toml::node* node = t.get(key);
   if (!node) r.fail(where + ": needs '" + std::string(key) + "' (one to three expressions)");
   std::vector<SpecExpression> out;
@@ -214,9 +217,12 @@ std::vector<SpecExpression> dimensions(const SpecReader& r, const toml::table& t
   for (std::size_t i = 0; i < array->size(); ++i) {
     const toml::node& item = *array->get(i);
     std::string text;
-    if (item.is_integer()) text = std::to_string(*item.value<std::int64_t>());
-    else if (item.is_string()) text = *item.value<std::string>();
-    else r.fail(item, where + ": '" + std::string(key) + "' holds something that is no expression");
+    if (item.is_integer())
+      text = std::to_string(*item.value<std::int64_t>());
+    else if (item.is_string())
+      text = *item.value<std::string>();
+    else
+      r.fail(item, where + ": '" + std::string(key) + "' holds something that is no expression");
     out.push_back(parse_expression(r, text, names, where + ": " + std::string(key) + "[" + std::to_string(i) + "]"));
   }
   return out;
@@ -240,8 +246,10 @@ ProblemSchema read_fields(const SpecReader& r, const toml::table& top) {
           if (!def->is_integer()) r.fail(*def, where + ": 'default' must be an integer");
           d = *def->value<std::int64_t>();
         }
-        if (kind == "extent") schema.extent(name, help, d);
-        else schema.integer(name, d, help);
+        if (kind == "extent")
+          schema.extent(name, help, d);
+        else
+          schema.integer(name, d, help);
       } else if (false) {
         std::optional<std::int64_t> d;
         if (def) {
@@ -259,8 +267,10 @@ ProblemSchema read_fields(const SpecReader& r, const toml::table& top) {
           if (!def->is_string()) r.fail(*def, where + ": 'default' must be one of the choices");
           d = *def->value<std::string>();
         }
-        if (kind == "element_type") schema.element_type(name, choices, d, help);
-        else schema.enumeration(name, choices, d, help);
+        if (kind == "element_type")
+          schema.element_type(name, choices, d, help);
+        else
+          schema.enumeration(name, choices, d, help);
       } else {
         r.fail(where + ": unknown kind '" + kind + "' (extent, integer, element_type, enumeration)");
       }
@@ -312,8 +322,10 @@ std::vector<SpecAxis> read_axes(const SpecReader& r, const toml::table& top, con
       for (std::size_t i = 0; i < array->size(); ++i) {
         const toml::node& item = *array->get(i);
         std::string label;
-        if (item.is_string()) label = *item.value<std::string>();
-        else if (item.is_integer()) label = std::to_string(*item.value<std::int64_t>());
+        if (item.is_string())
+          label = *item.value<std::string>();
+        else if (item.is_integer())
+          label = std::to_string(*item.value<std::int64_t>());
         else if (item.is_floating_point()) {
           std::ostringstream text;
           text.precision(17);
@@ -388,21 +400,28 @@ std::vector<SpecBuffer> read_buffers(const SpecReader& r, const toml::table& top
     for (const auto& other : buffers)
       if (other.name == buffer.name) r.fail(where + ": declared twice");
     const std::string role = r.text(*b, "role", where);
-    if (role == "input") buffer.role = BufferRole::input;
-    else if (role == "output") buffer.role = BufferRole::output;
-    else if (role == "scratch") buffer.role = BufferRole::scratch;
-    else r.fail(where + ": unknown role '" + role + "' (input, output, scratch)");
+    if (role == "input")
+      buffer.role = BufferRole::input;
+    else if (role == "output")
+      buffer.role = BufferRole::output;
+    else if (role == "scratch")
+      buffer.role = BufferRole::scratch;
+    else
+      r.fail(where + ": unknown role '" + role + "' (input, output, scratch)");
     const std::string type = r.text(*b, "type", where);
     if (const ProblemField* f = problem_names.schema->field(type)) {
-      if (f->kind != FieldKind::element_type) r.fail(where + ": type '" + type + "' is a field that is no element_type");
+      if (f->kind != FieldKind::element_type)
+        r.fail(where + ": type '" + type + "' is a field that is no element_type");
       buffer.type_field = type;
     } else {
       if (std::find(kElementTypes.begin(), kElementTypes.end(), type) == kElementTypes.end())
-        r.fail(where + ": type '" + type + "' is neither an element_type field nor one of int32, uint32, int64, float32, float64");
+        r.fail(where + ": type '" + type +
+               "' is neither an element_type field nor one of int32, uint32, int64, float32, float64");
       buffer.fixed_type = type;
     }
     // Scratch is per config; inputs and outputs exist once per problem.
-    buffer.length = expression_at(r, *b, "length", buffer.role == BufferRole::scratch ? all_names : problem_names, where);
+    buffer.length =
+        expression_at(r, *b, "length", buffer.role == BufferRole::scratch ? all_names : problem_names, where);
     if (const toml::node* init = b->get("init")) {
       if (buffer.role == BufferRole::scratch) r.fail(*init, where + ": scratch has no init (it is poisoned)");
       buffer.init = read_init(r, *init, where);
@@ -455,8 +474,9 @@ SpecArgument read_argument(const SpecReader& r, const std::string& text, const s
   const auto space = t.find_first_of(" \t");
   const std::string type = t.substr(0, space);
   if (space == std::string::npos || std::find(kScalarTypes.begin(), kScalarTypes.end(), type) == kScalarTypes.end())
-    r.fail(where + ": '" + text + "' is no buffer and no typed scalar (\"int32 n\", \"float32 2.5\"; types: int32, uint32, "
-                   "int64, uint64, float32, float64)");
+    r.fail(where + ": '" + text +
+           "' is no buffer and no typed scalar (\"int32 n\", \"float32 2.5\"; types: int32, uint32, "
+           "int64, uint64, float32, float64)");
   argument.scalar_type = type;
   const std::string value = trim(t.substr(space));
   if (type == "float32" || type == "float64") {
@@ -481,8 +501,9 @@ SpecArgument read_argument(const SpecReader& r, const std::string& text, const s
   return argument;
 }
 
-std::vector<SpecStep> read_steps(const SpecReader& r, const toml::table& container, const std::vector<SpecBuffer>& buffers,
-                                 const Names& names, const std::string& prefix) {
+std::vector<SpecStep> read_steps(const SpecReader& r, const toml::table& container,
+                                 const std::vector<SpecBuffer>& buffers, const Names& names,
+                                 const std::string& prefix) {
   std::vector<SpecStep> steps;
   const auto list = r.tables(container, "step");
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -522,11 +543,14 @@ std::vector<SpecStep> read_steps(const SpecReader& r, const toml::table& contain
 
 // ---- whole spec -----------------------------------------------------------------------------------
 
-std::set<std::string> read_allowed_configs(const SpecReader& r, const fs::path& path, const std::vector<SpecAxis>& axes) {
+std::set<std::string> read_allowed_configs(const SpecReader& r, const fs::path& path,
+                                           const std::vector<SpecAxis>& axes) {
   Space space;
   for (const SpecAxis& a : axes) {
-    if (a.axis.labels.empty()) space.axis(a.axis.name, a.axis.values);
-    else space.labelled_axis(a.axis.name, a.axis.labels);
+    if (a.axis.labels.empty())
+      space.axis(a.axis.name, a.axis.values);
+    else
+      space.labelled_axis(a.axis.name, a.axis.labels);
   }
   std::ifstream in(path);
   if (!in) r.fail("allowed_configs: cannot read '" + path.string() + "'");
@@ -559,9 +583,10 @@ SpecDefinition read_spec(const fs::path& given) {
     const auto& at = e.source().begin;
     throw UsageError(file.string() + ": line " + std::to_string(at.line) + ": " + std::string(e.description()));
   }
-  r.allow_keys(top, {"name", "summary", "source", "kernels", "nvrtc_options", "include_paths", "defines", "problems",
-                     "constraints", "allowed_configs", "defines_from_problem", "field", "axis", "let", "buffer", "step",
-                     "reference", "expected", "work"},
+  r.allow_keys(top,
+               {"name", "summary", "source", "kernels", "nvrtc_options", "include_paths", "defines", "problems",
+                "constraints", "allowed_configs", "defines_from_problem", "field", "axis", "let", "buffer", "step",
+                "reference", "expected", "work"},
                "");
   SpecDefinition spec;
   spec.file = file;
@@ -635,7 +660,8 @@ SpecDefinition read_spec(const fs::path& given) {
         continue;
       }
       if (!value.is_string())
-        r.fail(value, "defines_from_problem: " + name + " must be a text such as \"{type.cuda}\" or { expression = \"…\" }");
+        r.fail(value,
+               "defines_from_problem: " + name + " must be a text such as \"{type.cuda}\" or { expression = \"…\" }");
       const std::string text = *value.value<std::string>();
       // Check the placeholders now: {field}, {field.cuda}, {field.index}.
       for (std::size_t at = text.find('{'); at != std::string::npos; at = text.find('{', at + 1)) {
@@ -647,7 +673,8 @@ SpecDefinition read_spec(const fs::path& given) {
         const ProblemField* f = spec.schema.field(field);
         if (!f) r.fail(value, "defines_from_problem: " + name + ": no problem field '" + field + "'");
         if (!part.empty() && part != "index" && !(part == "cuda" && f->kind == FieldKind::element_type))
-          r.fail(value, "defines_from_problem: " + name + ": '{" + inside + "}' (use {field}, {field.index}, or {field.cuda} for element types)");
+          r.fail(value, "defines_from_problem: " + name + ": '{" + inside +
+                            "}' (use {field}, {field.index}, or {field.cuda} for element types)");
       }
       spec.defines_from_problem.push_back({name, text, std::nullopt});
     }
@@ -665,15 +692,16 @@ SpecDefinition read_spec(const fs::path& given) {
   if (spec.steps.empty()) r.fail("needs at least one [[step]] (a launch)");
   for (const auto& step : spec.steps)
     if (const auto* launch = std::get_if<SpecLaunch>(&step))
-      if (!spec.kernels.empty() && std::find(spec.kernels.begin(), spec.kernels.end(), launch->kernel) == spec.kernels.end())
+      if (!spec.kernels.empty() &&
+          std::find(spec.kernels.begin(), spec.kernels.end(), launch->kernel) == spec.kernels.end())
         r.fail(launch->where + ": kernel '" + launch->kernel + "' is not among 'kernels'");
 
   if (const toml::node* node = top.get("reference")) {
     const toml::table& t = r.table_at(*node, "reference");
     r.allow_keys(t, {"source", "nvrtc_options", "step"}, "reference");
     SpecReference reference;
-    reference.source = t.get("source") ? r.existing_file(r.text(t, "source", "reference"), "reference: source")
-                                       : spec.source_path;
+    reference.source =
+        t.get("source") ? r.existing_file(r.text(t, "source", "reference"), "reference: source") : spec.source_path;
     reference.source_text = read_text(r, reference.source, "reference: source");
     reference.nvrtc_options = r.texts(t, "nvrtc_options", "reference");
     reference.steps = read_steps(r, t, spec.buffers, problem_names, "reference ");

@@ -78,9 +78,12 @@ class IntColumn {
     };
     const char* type = low_ >= 0 && high_ < 256 ? "u8" : low_ >= 0 && high_ < 65536 ? "u16" : "i32";
     for (const std::int64_t v : values_) {
-      if (type[1] == '8') append(static_cast<std::uint8_t>(v));
-      else if (type[1] == '1') append(static_cast<std::uint16_t>(v));
-      else append(static_cast<std::int32_t>(std::clamp<std::int64_t>(v, INT32_MIN, INT32_MAX)));
+      if (type[1] == '8')
+        append(static_cast<std::uint8_t>(v));
+      else if (type[1] == '1')
+        append(static_cast<std::uint16_t>(v));
+      else
+        append(static_cast<std::int32_t>(std::clamp<std::int64_t>(v, INT32_MIN, INT32_MAX)));
     }
     return {{"type", type}, {"data", base64(bytes)}};
   }
@@ -142,7 +145,8 @@ class FloatColumn {
         column.push(0);
         continue;
       }
-      const auto [it, added] = index.try_emplace(std::bit_cast<std::uint32_t>(f), static_cast<std::int64_t>(index.size()) + 1);
+      const auto [it, added] =
+          index.try_emplace(std::bit_cast<std::uint32_t>(f), static_cast<std::int64_t>(index.size()) + 1);
       if (added) distinct.push_back(static_cast<double>(f));
       if (index.size() > 65535) return std::nullopt;
       column.push(it->second);
@@ -211,21 +215,26 @@ class ObservationColumns {
   int push(std::size_t result, const db::Observations& o) {
     int flags = 0;
     for (std::size_t k = 0; k < columns_.size(); ++k)
-      std::visit(Overloaded{[&](std::optional<double> db::Observations::*m) { std::get<FloatColumn>(columns_[k]).push(o.*m); },
-                            [&](std::optional<std::int64_t> db::Observations::*m) {
-                              const auto& v = o.*m;
-                              std::get<FloatColumn>(columns_[k]).push(v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt);
-                            },
-                            [&](std::string db::Observations::*m) { std::get<TextColumn>(columns_[k]).push(result, o.*m); },
-                            [&](bool db::Observations::*m) { flags |= o.*m ? kRemeasuredFlag : 0; }},
-                 db::kObservationFields[k].member);
+      std::visit(
+          Overloaded{[&](std::optional<double> db::Observations::*m) { std::get<FloatColumn>(columns_[k]).push(o.*m); },
+                     [&](std::optional<std::int64_t> db::Observations::*m) {
+                       const auto& v = o.*m;
+                       std::get<FloatColumn>(columns_[k])
+                           .push(v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt);
+                     },
+                     [&](std::string db::Observations::*m) { std::get<TextColumn>(columns_[k]).push(result, o.*m); },
+                     [&](bool db::Observations::*m) { flags |= o.*m ? kRemeasuredFlag : 0; }},
+          db::kObservationFields[k].member);
     return flags;
   }
   // Adds the columns some result has to the page's results, under the fields' names.
   void add_to(json& results) const {
     for (std::size_t k = 0; k < columns_.size(); ++k)
-      std::visit([&](const auto& column) { if (column.any()) results[db::kObservationFields[k].name] = column.packed(); },
-                 columns_[k]);
+      std::visit(
+          [&](const auto& column) {
+            if (column.any()) results[db::kObservationFields[k].name] = column.packed();
+          },
+          columns_[k]);
   }
 
  private:
@@ -249,14 +258,19 @@ json device_json(sql::Database& db, std::int64_t device_id) {
   if (!s.step()) throw sql::DbError("no device with id " + std::to_string(device_id));
   // A device imported from a file that names it only (Kernel Tuner, T4) has zeros for everything
   // else: the page shows those as unknown, never as measured zeros.
-  const auto positive = [&](int column) { return s.column_double(column) > 0 ? json(s.column_int(column)) : json(nullptr); };
-  const auto text = [&](int column) { return s.column_text(column).empty() ? json(nullptr) : json(s.column_text(column)); };
+  const auto positive = [&](int column) {
+    return s.column_double(column) > 0 ? json(s.column_int(column)) : json(nullptr);
+  };
+  const auto text = [&](int column) {
+    return s.column_text(column).empty() ? json(nullptr) : json(s.column_text(column));
+  };
   const std::string uuid = s.column_text(1);
   return {{"id", device_id},
           {"name", s.column_text(0)},
           {"uuid", uuid},
           {"known_by_name_only", imported_by_name(uuid)},
-          {"compute_capability", s.column_int(2) > 0 ? json(fmt::format("{}.{}", s.column_int(2), s.column_int(3))) : json(nullptr)},
+          {"compute_capability",
+           s.column_int(2) > 0 ? json(fmt::format("{}.{}", s.column_int(2), s.column_int(3))) : json(nullptr)},
           {"sm_count", positive(4)},
           {"memory_bytes", positive(5)},
           {"l2_bytes", positive(6)},
@@ -315,13 +329,14 @@ json runs_json(sql::Database& db, std::int64_t device_id, const std::optional<st
       "d.uuid, r.family FROM runs r JOIN devices d ON d.id = r.device_id "
       "WHERE r.device_id = ?1 AND (?2 IS NULL OR r.family = ?2) AND (?3 IS NULL OR r.id = ?3) ORDER BY r.id");
   s.bind(1, device_id).bind(2, family).bind(3, run_id);
-  auto counts = db.prepare(fmt::format(
-      "SELECT COUNT(*), COALESCE(SUM(status = 'ok'), 0), COALESCE(SUM({}), 0), "
-      "COALESCE(SUM(status = 'ok' AND samples = 0), 0) FROM results WHERE run_id = ?1",
-      kOutsideRange));
-  auto examples = db.prepare(fmt::format(
-      "SELECT config, time_ms_median, time_ms_min, time_ms_max FROM results WHERE run_id = ?1 AND {} ORDER BY id LIMIT {}",
-      kOutsideRange, kAnomalyExamples));
+  auto counts =
+      db.prepare(fmt::format("SELECT COUNT(*), COALESCE(SUM(status = 'ok'), 0), COALESCE(SUM({}), 0), "
+                             "COALESCE(SUM(status = 'ok' AND samples = 0), 0) FROM results WHERE run_id = ?1",
+                             kOutsideRange));
+  auto examples =
+      db.prepare(fmt::format("SELECT config, time_ms_median, time_ms_min, time_ms_max FROM results WHERE run_id = ?1 "
+                             "AND {} ORDER BY id LIMIT {}",
+                             kOutsideRange, kAnomalyExamples));
   json runs = json::array();
   while (s.step()) {
     const std::int64_t id = s.column_int(0);
@@ -398,10 +413,14 @@ std::optional<std::string> rebuilt_key(const json& parameters, const json& row) 
     const json& v = row[p];
     if (v.is_null()) continue;
     std::string value;
-    if (v.is_string()) value = v.get<std::string>();
-    else if (v.is_boolean()) value = v.get<bool>() ? "true" : "false";
-    else if (v.is_number_integer() && std::llabs(v.get<std::int64_t>()) < (std::int64_t{1} << 53)) value = v.dump();
-    else return std::nullopt;
+    if (v.is_string())
+      value = v.get<std::string>();
+    else if (v.is_boolean())
+      value = v.get<bool>() ? "true" : "false";
+    else if (v.is_number_integer() && std::llabs(v.get<std::int64_t>()) < (std::int64_t{1} << 53))
+      value = v.dump();
+    else
+      return std::nullopt;
     text += (text.empty() ? "" : ",") + parameters[p].get<std::string>() + "=" + value;
   }
   return text;
@@ -420,19 +439,31 @@ std::string device_slug(const std::string& name, const std::string& uuid) {
 
 std::string report_file_name(const std::string& family, const std::string& device_name, const std::string& uuid,
                              std::optional<std::int64_t> run) {
-  return (run ? fmt::format("run-{}-", *run) : std::string()) + slug(family) + "-" + device_slug(device_name, uuid) + ".html";
+  return (run ? fmt::format("run-{}-", *run) : std::string()) + slug(family) + "-" + device_slug(device_name, uuid) +
+         ".html";
 }
 
 std::string html_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -453,8 +484,9 @@ std::string write_page(const json& data, const std::string& folder, const std::s
 }  // namespace
 
 std::vector<Selection> all_selections(sql::Database& db) {
-  auto s = db.prepare("SELECT DISTINCT r.device_id, p.family FROM results r JOIN problems p ON p.id = r.problem_id "
-                      "ORDER BY r.device_id, p.family");
+  auto s = db.prepare(
+      "SELECT DISTINCT r.device_id, p.family FROM results r JOIN problems p ON p.id = r.problem_id "
+      "ORDER BY r.device_id, p.family");
   std::vector<Selection> selections;
   while (s.step()) selections.push_back({s.column_int(0), s.column_text(1), std::nullopt});
   return selections;
@@ -464,8 +496,8 @@ std::vector<Selection> selections_with_reports(sql::Database& db, const std::str
   std::vector<Selection> found;
   for (const Selection& sel : all_selections(db)) {
     const json device = device_json(db, sel.device_id);
-    const std::string name =
-        report_file_name(sel.family, device["name"].get<std::string>(), device["uuid"].get<std::string>(), std::nullopt);
+    const std::string name = report_file_name(sel.family, device["name"].get<std::string>(),
+                                              device["uuid"].get<std::string>(), std::nullopt);
     std::error_code ec;
     if (std::filesystem::exists(std::filesystem::path(folder) / name, ec)) found.push_back(sel);
   }
@@ -567,7 +599,8 @@ json collect(sql::Database& db, const Selection& sel) {
     const double elapsed = run_offset + s.column_double(16);
     run_end = std::max(run_end, elapsed);
 
-    const auto median = s.column_optional_double(8), low = s.column_optional_double(9), high = s.column_optional_double(10);
+    const auto median = s.column_optional_double(8), low = s.column_optional_double(9),
+               high = s.column_optional_double(10);
     const bool ok = status == "ok";
     int flags = 0;
     if (ok && s.column_int(18) == 0) flags |= 1, ++unverified;
@@ -613,7 +646,8 @@ json collect(sql::Database& db, const Selection& sel) {
   for (const auto& [problem, by_status] : failures)
     for (const auto& [status, messages] : by_status) {
       json list = json::array();
-      for (const auto& [text, seen] : messages) list.push_back({{"text", text}, {"count", seen.first}, {"example", seen.second}});
+      for (const auto& [text, seen] : messages)
+        list.push_back({{"text", text}, {"count", seen.first}, {"example", seen.second}});
       failure_list.push_back(
           {{"problem", problem}, {"status", status}, {"count", failure_counts[problem][status]}, {"messages", list}});
     }
@@ -661,10 +695,17 @@ std::string json_for_script(const json& data) {
   safe.reserve(text.size() + text.size() / 16);
   for (char c : text) {
     switch (c) {
-      case '<': safe += "\\u003c"; break;
-      case '>': safe += "\\u003e"; break;
-      case '&': safe += "\\u0026"; break;
-      default: safe += c;
+      case '<':
+        safe += "\\u003c";
+        break;
+      case '>':
+        safe += "\\u003e";
+        break;
+      case '&':
+        safe += "\\u0026";
+        break;
+      default:
+        safe += c;
     }
   }
   return safe;
@@ -686,11 +727,12 @@ std::string render_html(const json& data) {
   const std::string title = html_escape(data.value("title", std::string("cutune report")));
   // Markers are replaced in one left-to-right pass over the template, so text that is inserted
   // (the data above all) is never searched for markers itself.
-  const std::map<std::string, std::string> values{{"{{TITLE}}", title},
-                                                  {"{{STYLE}}", std::string(assets::style_css())},
-                                                  {"{{CHART_JS}}", std::string(assets::chart_js())},
-                                                  {"{{PAGE_JS}}", std::string(assets::common_js()) + "\n" + std::string(page_js)},
-                                                  {"{{DATA}}", json_for_script(data)}};
+  const std::map<std::string, std::string> values{
+      {"{{TITLE}}", title},
+      {"{{STYLE}}", std::string(assets::style_css())},
+      {"{{CHART_JS}}", std::string(assets::chart_js())},
+      {"{{PAGE_JS}}", std::string(assets::common_js()) + "\n" + std::string(page_js)},
+      {"{{DATA}}", json_for_script(data)}};
   std::string page;
   std::size_t at = 0;
   while (true) {
@@ -731,7 +773,8 @@ json collect_index(sql::Database& db, const std::vector<Selection>& selections, 
   std::set<std::pair<std::int64_t, std::string>> selected;
   std::vector<std::string> families;
   for (const auto& sel : selections) {
-    if (device_index.try_emplace(sel.device_id, device_index.size()).second) devices.push_back(device_json(db, sel.device_id));
+    if (device_index.try_emplace(sel.device_id, device_index.size()).second)
+      devices.push_back(device_json(db, sel.device_id));
     selected.emplace(sel.device_id, sel.family);
     if (std::find(families.begin(), families.end(), sel.family) == families.end()) families.push_back(sel.family);
   }
@@ -746,12 +789,13 @@ json collect_index(sql::Database& db, const std::vector<Selection>& selections, 
                                        kOutsideRange));
   while (counts.step())
     stats[{counts.column_int(0), counts.column_text(1)}] = {{"results", counts.column_int(2)},
-                                                           {"ok", counts.column_int(3)},
-                                                           {"problems", counts.column_int(4)},
-                                                           {"runs", counts.column_int(5)},
-                                                           {"anomalies", counts.column_int(6)}};
+                                                            {"ok", counts.column_int(3)},
+                                                            {"problems", counts.column_int(4)},
+                                                            {"runs", counts.column_int(5)},
+                                                            {"anomalies", counts.column_int(6)}};
   std::map<std::pair<std::int64_t, std::string>, std::set<std::string>> sources;
-  auto runs = db.prepare("SELECT DISTINCT r.device_id, r.family, r.strategy, d.uuid FROM runs r JOIN devices d ON d.id = r.device_id");
+  auto runs = db.prepare(
+      "SELECT DISTINCT r.device_id, r.family, r.strategy, d.uuid FROM runs r JOIN devices d ON d.id = r.device_id");
   while (runs.step())
     sources[{runs.column_int(0), runs.column_text(1)}].insert(
         provenance(runs.column_text(2), imported_by_name(runs.column_text(3)))["label"].get<std::string>());
@@ -761,8 +805,8 @@ json collect_index(sql::Database& db, const std::vector<Selection>& selections, 
     const json& device = devices[device_index.at(sel.device_id)];
     json entry = {{"device", device_index.at(sel.device_id)},
                   {"family", sel.family},
-                  {"file", report_file_name(sel.family, device["name"].get<std::string>(), device["uuid"].get<std::string>(),
-                                            std::nullopt)}};
+                  {"file", report_file_name(sel.family, device["name"].get<std::string>(),
+                                            device["uuid"].get<std::string>(), std::nullopt)}};
     const auto it = stats.find({sel.device_id, sel.family});
     for (const char* field : {"results", "ok", "problems", "runs", "anomalies"})
       entry[field] = it == stats.end() ? json(0) : it->second[field];
@@ -827,7 +871,8 @@ std::string write_index(sql::Database& db, const std::vector<Selection>& selecti
 // ---- comparisons ------------------------------------------------------------------------------
 
 Side resolve_side(sql::Database& db, const std::string& text) {
-  if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+  if (!text.empty() &&
+      std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     std::int64_t id = 0;
     try {
       id = std::stoll(text);
@@ -859,10 +904,11 @@ Side resolve_side(sql::Database& db, const std::string& text) {
   for (const auto* matches : {&prefixed, &named}) {
     if (matches->size() == 1) return {(*matches)[0].first, std::nullopt};
     if (matches->size() > 1)
-      throw BadSelection("'" + text + "' matches " + std::to_string(matches->size()) + " devices (" + listing(*matches) +
-                         "): give more of the uuid");
+      throw BadSelection("'" + text + "' matches " + std::to_string(matches->size()) + " devices (" +
+                         listing(*matches) + "): give more of the uuid");
   }
-  throw BadSelection("no run or device '" + text + "' in the database (a run is its id; devices: " + listing(all) + ")");
+  throw BadSelection("no run or device '" + text + "' in the database (a run is its id; devices: " + listing(all) +
+                     ")");
 }
 
 namespace {
@@ -877,7 +923,8 @@ struct SideBest {
 };
 
 // Per problem id: what a side measured and its best.
-std::map<std::int64_t, SideBest> side_problems(sql::Database& db, const Side& side, const std::optional<std::string>& family) {
+std::map<std::int64_t, SideBest> side_problems(sql::Database& db, const Side& side,
+                                               const std::optional<std::string>& family) {
   std::map<std::int64_t, SideBest> problems;
   auto counts = db.prepare(R"sql(
     SELECT p.id, p.family, p.key, p.size, COUNT(*), SUM(r.status = 'ok') FROM results r JOIN problems p ON p.id = r.problem_id
@@ -963,9 +1010,14 @@ json collect_comparison(sql::Database& db, const Comparison& c) {
     return cross.step() ? optional_number(cross, 0) : json(nullptr);
   };
   const auto best_json = [](const SideBest& b) {
-    return json{{"results", b.results}, {"ok", b.ok},   {"ms", b.ms ? json(*b.ms) : json(nullptr)},
-                {"config", b.config},   {"values", b.config_values}, {"gbs", b.gbs},
-                {"gflops", b.gflops},   {"copy", b.copy}};
+    return json{{"results", b.results},
+                {"ok", b.ok},
+                {"ms", b.ms ? json(*b.ms) : json(nullptr)},
+                {"config", b.config},
+                {"values", b.config_values},
+                {"gbs", b.gbs},
+                {"gflops", b.gflops},
+                {"copy", b.copy}};
   };
   std::map<std::string, json> families;
   json only[2] = {json::array(), json::array()};

@@ -8,7 +8,7 @@ std::string_view page_html();     // a (device, family) or run report
 std::string_view index_html();    // a database's index
 std::string_view compare_html();  // two runs or devices side by side
 std::string_view style_css();
-std::string_view common_js();     // helpers every page script uses, placed before it
+std::string_view common_js();  // helpers every page script uses, placed before it
 std::string_view page_js();
 std::string_view index_js();
 std::string_view compare_js();

@@ -6,7 +6,8 @@ namespace cutune {
 
 std::optional<std::string> Budget::exhausted(std::int64_t evaluations, double seconds) const {
   if (max_evals && evaluations >= *max_evals) return fmt::format("max evals ({}) reached", *max_evals);
-  if (time_limit_seconds && seconds >= *time_limit_seconds) return fmt::format("time limit ({} s) reached", *time_limit_seconds);
+  if (time_limit_seconds && seconds >= *time_limit_seconds)
+    return fmt::format("time limit ({} s) reached", *time_limit_seconds);
   return std::nullopt;
 }
 

@@ -134,7 +134,8 @@ Compiled compile(const CompileRequest& r) {
   } else if (result.log.empty()) {
     result.log = std::string("nvrtcCompileProgram failed: ") + nvrtcGetErrorString(status);
   }
-  result.seconds = result.cold_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds = result.cold_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 
@@ -154,7 +155,8 @@ std::uint64_t CompileCache::default_limit_bytes() {
   return std::uint64_t{2} << 30;
 }
 
-CompileCache::CompileCache(std::string folder, std::uint64_t limit_bytes) : folder_(std::move(folder)), limit_bytes_(limit_bytes) {
+CompileCache::CompileCache(std::string folder, std::uint64_t limit_bytes)
+    : folder_(std::move(folder)), limit_bytes_(limit_bytes) {
   if (folder_.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(folder_, ec);
@@ -249,12 +251,13 @@ Compiled CompileCache::compile_one(const CompileRequest& request) const {
 }
 
 std::vector<Compiled> CompileCache::compile_all(const std::vector<CompileRequest>& requests, int jobs,
-                                               const CompileProgress& on_progress) const {
+                                                const CompileProgress& on_progress) const {
   // Each missing compile key once: configs that differ only on plan-only axes share their cubin.
   std::vector<std::size_t> missing;
   std::unordered_set<std::string> queued;
   for (std::size_t i = 0; i < requests.size(); ++i)
-    if (std::string key = compile_key(requests[i]); !find(key) && queued.insert(std::move(key)).second) missing.push_back(i);
+    if (std::string key = compile_key(requests[i]); !find(key) && queued.insert(std::move(key)).second)
+      missing.push_back(i);
   const auto report = [&](std::size_t done) {
     if (on_progress) on_progress(done, missing.size());
   };
@@ -266,7 +269,8 @@ std::vector<Compiled> CompileCache::compile_all(const std::vector<CompileRequest
     // Each child writes a byte to `finished` per compile, so that the parent can show progress;
     // the pipe reaches end of file when the last child is gone.
     int finished[2];
-    if (pipe2(finished, O_CLOEXEC) != 0) throw Error(std::string("cannot create a pipe for the compile processes: ") + std::strerror(errno));
+    if (pipe2(finished, O_CLOEXEC) != 0)
+      throw Error(std::string("cannot create a pipe for the compile processes: ") + std::strerror(errno));
     std::vector<pid_t> children;
     const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(jobs), missing.size());
     for (std::size_t w = 0; w < workers; ++w) {

@@ -17,7 +17,7 @@ class Space;
 struct Config;
 
 struct CompileRequest {
-  std::string program_name;          // shown in NVRTC's log, e.g. "scan.cu"
+  std::string program_name;  // shown in NVRTC's log, e.g. "scan.cu"
   std::string source;
   std::vector<std::string> options;  // -D definitions; the architecture is added from `arch`
   std::string arch;                  // "sm_90"
@@ -26,7 +26,7 @@ struct CompileRequest {
 struct Compiled {
   bool ok = false;
   std::vector<char> cubin;
-  std::string log;  // NVRTC's log (warnings on success, errors on failure)
+  std::string log;                   // NVRTC's log (warnings on success, errors on failure)
   std::vector<std::string> options;  // the full option list NVRTC saw
   // What this compile cost now: NVRTC's time, or for a cache hit the time to read the entry (what
   // the result stores as compile_s: a warm cache makes tuning cheaper, and the record says so).

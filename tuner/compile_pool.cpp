@@ -107,8 +107,10 @@ std::shared_future<Compiled> CompilePool::submit(const CompileRequest& request, 
   job->key = key;
   auto future = job->promise.get_future().share();
   in_flight_.emplace(key, future);
-  if (urgent) queue_.push_front(std::move(job));
-  else queue_.push_back(std::move(job));
+  if (urgent)
+    queue_.push_front(std::move(job));
+  else
+    queue_.push_back(std::move(job));
   ready_.notify_one();
   return future;
 }
@@ -143,8 +145,10 @@ void CompilePool::serve(int) {
       queue_.pop_front();
     }
     Compiled result;
-    if (auto compiled = process.compile(job->request)) result = std::move(*compiled);
-    else result = cutune::compile(job->request);
+    if (auto compiled = process.compile(job->request))
+      result = std::move(*compiled);
+    else
+      result = cutune::compile(job->request);
     cache_.put(job->key, result);
     {
       // Later requests for the key find it in the cache (when there is one) from here on.

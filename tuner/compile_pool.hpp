@@ -27,7 +27,7 @@ namespace cutune {
 class CompilePool {
  public:
   CompilePool(const CompileCache& cache, int jobs);
-  ~CompilePool();  // finishes nothing more: queued requests are abandoned, the processes end
+  ~CompilePool();                            // finishes nothing more: queued requests are abandoned, the processes end
   CompilePool(const CompilePool&) = delete;  // owns threads and processes
   CompilePool& operator=(const CompilePool&) = delete;
 

@@ -15,7 +15,8 @@ std::vector<std::string> cubin_function_names(const std::vector<char>& cubin) {
   if (!fits(0, sizeof header)) return names;
   std::memcpy(&header, cubin.data(), sizeof header);
   if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) return names;
-  if (header.e_shentsize != sizeof(Elf64_Shdr) || !fits(header.e_shoff, std::uint64_t{header.e_shnum} * sizeof(Elf64_Shdr)))
+  if (header.e_shentsize != sizeof(Elf64_Shdr) ||
+      !fits(header.e_shoff, std::uint64_t{header.e_shnum} * sizeof(Elf64_Shdr)))
     return names;
   const auto section = [&](std::size_t i) {
     Elf64_Shdr s;

@@ -17,15 +17,14 @@ Driver load_driver() {
     throw EnvironmentError("the CUDA driver is too old for this build (needs CUDA " +
                            std::to_string(CUDA_VERSION / 1000) + " or newer)");
   Driver d;
-#define CUTUNE_RESOLVE(name)                                                                       \
-  {                                                                                                \
-    void* pointer = nullptr;                                                                       \
-    CUdriverProcAddressQueryResult status{};                                                       \
-    if (get_proc(#name, &pointer, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || \
-        !pointer)                                                                                  \
-      throw EnvironmentError("the CUDA driver lacks " #name " (driver older than CUDA " +          \
-                             std::to_string(CUDA_VERSION / 1000) + "?)");                          \
-    d.name = reinterpret_cast<decltype(d.name)>(pointer);                                          \
+#define CUTUNE_RESOLVE(name)                                                                                       \
+  {                                                                                                                \
+    void* pointer = nullptr;                                                                                       \
+    CUdriverProcAddressQueryResult status{};                                                                       \
+    if (get_proc(#name, &pointer, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || !pointer) \
+      throw EnvironmentError("the CUDA driver lacks " #name " (driver older than CUDA " +                          \
+                             std::to_string(CUDA_VERSION / 1000) + "?)");                                          \
+    d.name = reinterpret_cast<decltype(d.name)>(pointer);                                                          \
   }
   CUTUNE_DRIVER_FUNCTIONS(CUTUNE_RESOLVE)
 #undef CUTUNE_RESOLVE

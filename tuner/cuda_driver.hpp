@@ -12,17 +12,17 @@ namespace cutune::cuda {
 // One pointer per driver entry point we use, resolved through cuGetProcAddress for the
 // CUDA version we were built against (so cuMemAlloc means cuMemAlloc_v2, and so on).
 struct Driver {
-#define CUTUNE_DRIVER_FUNCTIONS(X)                                                                      \
-  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount)            \
-  X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetUuid) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)     \
-  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuMemHostRegister)       \
-  X(cuMemHostUnregister)                                                                                \
-  X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoDAsync)  \
-  X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuStreamWriteValue32) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)   \
-  X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)                 \
-  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuModuleLoadData) X(cuModuleUnload)                    \
-  X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)                 \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+#define CUTUNE_DRIVER_FUNCTIONS(X)                                                                                    \
+  X(cuInit)                                                                                                           \
+  X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)   \
+      X(cuDeviceGetUuid) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain)                      \
+          X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuMemHostRegister) X(cuMemHostUnregister)                 \
+              X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoDAsync)     \
+                  X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuStreamWriteValue32) X(cuStreamCreate) X(cuStreamDestroy) \
+                      X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)     \
+                          X(cuEventQuery) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuModuleLoadData)             \
+                              X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute)    \
+                                  X(cuLaunchKernel) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 #define CUTUNE_DECLARE(name) decltype(&::name) name = nullptr;
   CUTUNE_DRIVER_FUNCTIONS(CUTUNE_DECLARE)
 #undef CUTUNE_DECLARE
@@ -48,9 +48,9 @@ struct CudaError : Error {
 }  // namespace cutune::cuda
 
 // Checks one driver call; the error names the call, its file and line.
-#define CUTUNE_CU(call_name, ...)                                                            \
-  do {                                                                                      \
-    const CUresult cutune_result_ = ::cutune::cuda::driver().call_name(__VA_ARGS__);        \
-    if (cutune_result_ != CUDA_SUCCESS)                                                     \
-      ::cutune::cuda::throw_cuda_error(cutune_result_, #call_name, __FILE__, __LINE__);     \
+#define CUTUNE_CU(call_name, ...)                                                       \
+  do {                                                                                  \
+    const CUresult cutune_result_ = ::cutune::cuda::driver().call_name(__VA_ARGS__);    \
+    if (cutune_result_ != CUDA_SUCCESS)                                                 \
+      ::cutune::cuda::throw_cuda_error(cutune_result_, #call_name, __FILE__, __LINE__); \
   } while (0)

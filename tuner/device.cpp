@@ -30,7 +30,7 @@ Device::Device(int ordinal, Context context) : ordinal_(ordinal) {
   const int count = device_count();
   if (ordinal < 0 || ordinal >= count)
     throw UsageError("no CUDA device " + std::to_string(ordinal) + " (this machine has " + std::to_string(count) +
-                           (count == 1 ? " device)" : " devices)"));
+                     (count == 1 ? " device)" : " devices)"));
   CUTUNE_CU(cuDeviceGet, &handle_, ordinal);
   if (context == Context::now) make_current();
 
@@ -105,7 +105,8 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 }
 
 void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
-  if (offset + bytes > bytes_) throw Error("upload of " + std::to_string(bytes) + " bytes overruns a buffer of " + std::to_string(bytes_));
+  if (offset + bytes > bytes_)
+    throw Error("upload of " + std::to_string(bytes) + " bytes overruns a buffer of " + std::to_string(bytes_));
   if (!bytes) return;
   CUTUNE_CU(cuMemcpyHtoD, pointer_ + offset, host, bytes);
   // From pageable memory the copy returns once the bytes are staged, with the DMA still pending
@@ -116,7 +117,8 @@ void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offse
 }
 
 void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {
-  if (offset + bytes > bytes_) throw Error("download of " + std::to_string(bytes) + " bytes overruns a buffer of " + std::to_string(bytes_));
+  if (offset + bytes > bytes_)
+    throw Error("download of " + std::to_string(bytes) + " bytes overruns a buffer of " + std::to_string(bytes_));
   if (bytes) CUTUNE_CU(cuMemcpyDtoH, host, pointer_ + offset, bytes);
 }
 
@@ -144,7 +146,8 @@ Module::~Module() {
 CUfunction Module::function(const std::string& name) const {
   CUfunction f{};
   const CUresult result = cuda::driver().cuModuleGetFunction(&f, module_, name.c_str());
-  if (result != CUDA_SUCCESS) cuda::throw_cuda_error(result, ("cuModuleGetFunction(" + name + ")").c_str(), __FILE__, __LINE__);
+  if (result != CUDA_SUCCESS)
+    cuda::throw_cuda_error(result, ("cuModuleGetFunction(" + name + ")").c_str(), __FILE__, __LINE__);
   return f;
 }
 

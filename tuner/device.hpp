@@ -61,7 +61,10 @@ class DeviceBuffer {
   void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
   void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
   // Forget the allocation without freeing it: after a context reset the memory is already gone.
-  void abandon() { pointer_ = 0; bytes_ = 0; }
+  void abandon() {
+    pointer_ = 0;
+    bytes_ = 0;
+  }
 
  private:
   CUdeviceptr pointer_ = 0;

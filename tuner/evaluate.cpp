@@ -36,7 +36,9 @@ constexpr unsigned char kPoisonByte = 0xA5;  // outputs and scratch before a ver
 // launch (its resident warps over the SM's maximum).
 void add_launch_resources(db::Observations& o, const nlohmann::json& step, unsigned threads, int max_threads_per_sm,
                           const PtxasFunction* reported, std::set<std::string>& counted_kernels) {
-  const auto most = [](std::optional<std::int64_t>& field, std::int64_t value) { field = std::max(field.value_or(value), value); };
+  const auto most = [](std::optional<std::int64_t>& field, std::int64_t value) {
+    field = std::max(field.value_or(value), value);
+  };
   most(o.registers, step.at("registers").get<std::int64_t>());
   most(o.local_bytes, step.at("local_bytes").get<std::int64_t>());
   most(o.static_shared_bytes, step.at("static_shared_bytes").get<std::int64_t>());
@@ -106,7 +108,8 @@ struct GpuEvaluator::State {
     for (auto& [name, b] : buffers) {
       bool is_input = false;
       for (const auto& spec : io_specs) is_input |= spec.name == name && spec.role == BufferRole::input;
-      if (!is_input && !pristine.count(name) && b.bytes()) CUTUNE_CU(cuMemsetD8Async, b.get(), kPoisonByte, b.bytes(), stream.get());
+      if (!is_input && !pristine.count(name) && b.bytes())
+        CUTUNE_CU(cuMemsetD8Async, b.get(), kPoisonByte, b.bytes(), stream.get());
     }
     restore_initialised_outputs();
   }
@@ -132,7 +135,8 @@ struct GpuEvaluator::State {
       if (r == CUDA_SUCCESS) return;
       if (r != CUDA_ERROR_NOT_READY) cuda::throw_cuda_error(r, "cuStreamQuery", __FILE__, __LINE__);
       const auto now = Clock::now();
-      if (now > deadline) throw Timeout("a run took longer than " + std::to_string(timeout_seconds) + " s (hung kernel?)");
+      if (now > deadline)
+        throw Timeout("a run took longer than " + std::to_string(timeout_seconds) + " s (hung kernel?)");
       if (now - started < kSpin)
         std::this_thread::yield();
       else
@@ -143,7 +147,8 @@ struct GpuEvaluator::State {
 
 namespace {
 
-void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan, const std::map<std::string, CUfunction>& functions);
+void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan,
+              const std::map<std::string, CUfunction>& functions);
 
 }  // namespace
 
@@ -155,7 +160,8 @@ GpuEvaluator::~GpuEvaluator() = default;
 HostProblem GpuEvaluator::host_problem(const Family& family, const Problem& problem, std::uint64_t seed) {
   HostBuffers inputs;
   for (const auto& spec : family.buffers(problem))
-    if (spec.role == BufferRole::input || spec.initialised) inputs.at(spec.name).resize(static_cast<std::size_t>(spec.bytes));
+    if (spec.role == BufferRole::input || spec.initialised)
+      inputs.at(spec.name).resize(static_cast<std::size_t>(spec.bytes));
   family.generate_inputs(problem, seed, inputs);
   return host_problem(family, problem, std::move(inputs));
 }
@@ -166,7 +172,9 @@ HostProblem GpuEvaluator::host_problem(const Family& family, const Problem& prob
   return host;
 }
 
-void GpuEvaluator::set_problem(const Problem& problem, std::uint64_t seed) { set_problem(host_problem(family_, problem, seed)); }
+void GpuEvaluator::set_problem(const Problem& problem, std::uint64_t seed) {
+  set_problem(host_problem(family_, problem, seed));
+}
 
 void GpuEvaluator::set_problem(const Problem& problem, HostBuffers inputs) {
   set_problem(host_problem(family_, problem, std::move(inputs)));
@@ -209,10 +217,11 @@ void GpuEvaluator::set_problem(HostProblem host) {
 }
 
 void GpuEvaluator::compute_expected_on_gpu(State& s, const GpuReference& reference) {
-  const Compiled compiled = compile({reference.program_name, reference.source, reference.options, device_.limits().arch()});
+  const Compiled compiled =
+      compile({reference.program_name, reference.source, reference.options, device_.limits().arch()});
   if (!compiled.ok)
-    throw Error("the reference (" + reference.program_name + ") does not compile for " + device_.limits().arch() + ":\n" +
-                compiled.log);
+    throw Error("the reference (" + reference.program_name + ") does not compile for " + device_.limits().arch() +
+                ":\n" + compiled.log);
   const Module module(compiled.cubin);
   std::map<std::string, CUfunction> functions;
   for (const auto& step : reference.plan)
@@ -288,15 +297,16 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
       const unsigned threads = launch->block.x * launch->block.y * launch->block.z;
       const int max_threads = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
       if (threads > static_cast<unsigned>(max_threads))
-        throw LaunchFailure(launch->kernel + " can run at most " + std::to_string(max_threads) + " threads per block (" +
-                            std::to_string(attribute(CU_FUNC_ATTRIBUTE_NUM_REGS)) + " registers each); the config asks " +
-                            std::to_string(threads));
+        throw LaunchFailure(launch->kernel + " can run at most " + std::to_string(max_threads) +
+                            " threads per block (" + std::to_string(attribute(CU_FUNC_ATTRIBUTE_NUM_REGS)) +
+                            " registers each); the config asks " + std::to_string(threads));
       const int static_shared = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
       if (launch->dynamic_shared_bytes > 0) {
         const CUresult r = cuda::driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                              static_cast<int>(launch->dynamic_shared_bytes));
         if (r != CUDA_SUCCESS)
-          throw LaunchFailure(launch->kernel + " needs " + std::to_string(launch->dynamic_shared_bytes + static_shared) +
+          throw LaunchFailure(launch->kernel + " needs " +
+                              std::to_string(launch->dynamic_shared_bytes + static_shared) +
                               " bytes of shared memory per block: " + cuda::describe(r));
       }
       int blocks_per_sm = 0;
@@ -344,7 +354,8 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
       for (const OutputRule& rule : *s.rules) {
         const DeviceBuffer& expected = s.expected_on_device.at(rule.buffer);
         const std::size_t element = rule.element_type.ends_with("64") ? 8 : 4;
-        outputs.push_back({&rule, expected.get(), s.buffer(rule.buffer).get(), static_cast<std::int64_t>(expected.bytes() / element)});
+        outputs.push_back({&rule, expected.get(), s.buffer(rule.buffer).get(),
+                           static_cast<std::int64_t>(expected.bytes() / element)});
       }
       const Verdict verdict = verdict_of(*s.rules, checker_->check(outputs, s.stream.get()));
       if (verdict.ok) return true;
@@ -448,7 +459,8 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
 
 namespace {
 
-void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan, const std::map<std::string, CUfunction>& functions) {
+void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan,
+              const std::map<std::string, CUfunction>& functions) {
   for (const auto& step : plan) {
     if (const auto* memset = std::get_if<MemsetStep>(&step)) {
       if (memset->bytes % 4) throw Error("memset of '" + memset->buffer + "' is not a whole number of 32-bit words");
@@ -497,15 +509,15 @@ void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan, const std::
 
 double GpuEvaluator::measure_copy_bandwidth(Device& device) {
   device.make_current();
-  const std::size_t bytes = static_cast<std::size_t>(
-      std::min<std::int64_t>(std::int64_t{512} << 20, device.fingerprint().memory_bytes / 8));
+  const std::size_t bytes =
+      static_cast<std::size_t>(std::min<std::int64_t>(std::int64_t{512} << 20, device.fingerprint().memory_bytes / 8));
   DeviceBuffer source(bytes), destination(bytes);
   Stream stream;
   CudaEventClock clock(stream.get());
   CUTUNE_CU(cuMemsetD32Async, source.get(), 0x3f800000u, bytes / 4, stream.get());  // 1.0f, not zeros
   // 3 warm-up copies, then 20 timed ones; no L2 flush, as each copy is far larger than the L2.
-  SampleTimer timer(clock,
-                    {.run = [&] { CUTUNE_CU(cuMemcpyDtoDAsync, destination.get(), source.get(), bytes, stream.get()); }});
+  SampleTimer timer(
+      clock, {.run = [&] { CUTUNE_CU(cuMemcpyDtoDAsync, destination.get(), source.get(), bytes, stream.get()); }});
   const double median_ms = summarize(timer.measure(3, StoppingRule::fixed_count(20)).samples_ms).median_ms;
   return 2.0 * static_cast<double>(bytes) / (median_ms * 1e-3) / 1e9;
 }

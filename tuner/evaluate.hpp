@@ -27,7 +27,6 @@ class OutputChecker;
 
 namespace cutune {
 
-
 struct Outcome {
   Status status = Status::ok;
   std::optional<Measurement> measurement;  // only when ok
@@ -40,7 +39,8 @@ struct Outcome {
   // Sampling stopped early because the config was clearly behind the best (clearly_behind): its
   // median is of a few samples, never a full measurement.
   bool cut_short = false;
-  std::string launch_json;  // the plan in order: per kernel grid, block, shared memory, registers, spills; memsets (stored_step)
+  std::string launch_json;  // the plan in order: per kernel grid, block, shared memory, registers, spills; memsets
+                            // (stored_step)
   // Resources and compile warnings once it loaded; clocks and energy once it was measured.
   db::Observations observations;
 };

@@ -22,7 +22,8 @@ Measurement summarize(std::vector<double> samples_ms) {
   return m;
 }
 
-bool clearly_behind(const std::vector<double>& samples_ms, std::optional<double> best_ms, const MeasureOptions& options) {
+bool clearly_behind(const std::vector<double>& samples_ms, std::optional<double> best_ms,
+                    const MeasureOptions& options) {
   if (!best_ms || *best_ms <= 0 || options.cut_ratio <= 0) return false;
   if (static_cast<int>(samples_ms.size()) < std::max(1, options.cut_after_samples)) return false;
   return *std::min_element(samples_ms.begin(), samples_ms.end()) > options.cut_ratio * *best_ms;

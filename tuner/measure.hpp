@@ -8,7 +8,7 @@
 namespace cutune {
 
 struct MeasureOptions {
-  int warmup_runs = 2;          // untimed runs after verification: module load, caches, clocks
+  int warmup_runs = 2;  // untimed runs after verification: module load, caches, clocks
   int min_samples = 10;
   int max_samples = 200;
   double max_sample_seconds = 1.0;  // cap on summed sample time per config
@@ -39,7 +39,8 @@ bool enough_samples(const std::vector<double>& samples_ms, const MeasureOptions&
 // True when the samples so far put the config clearly behind the best median measured before it
 // for the same problem: at least cut_after_samples of them, and even the fastest is more than
 // cut_ratio times the best. Its result is then stored as cut short, never as a full measurement.
-bool clearly_behind(const std::vector<double>& samples_ms, std::optional<double> best_ms, const MeasureOptions& options);
+bool clearly_behind(const std::vector<double>& samples_ms, std::optional<double> best_ms,
+                    const MeasureOptions& options);
 
 // When a set of samples ends, as a value the sample loop asks after each sample: either the rule
 // above (enough_samples under MeasureOptions, and clearly_behind when a best median is known), or

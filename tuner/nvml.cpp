@@ -10,8 +10,8 @@ namespace cutune::nvml {
 namespace {
 
 // NVML's C ABI, as documented (nvml.h): enums are ints, handles opaque pointers.
-using Return = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
-using Device = void*;  // nvmlDevice_t
+using Return = int;                            // nvmlReturn_t; 0 is NVML_SUCCESS
+using Device = void*;                          // nvmlDevice_t
 constexpr int kClockSm = 1, kClockMemory = 2;  // nvmlClockType_t
 
 // Getters only: see nvml.hpp. A function this driver lacks stays null, and its reading unknown.
@@ -89,10 +89,14 @@ std::optional<T> read(F function, Device device, A... arguments) {
 
 std::string reason_names(std::uint64_t reasons) {
   static const std::pair<std::uint64_t, const char*> kNames[] = {
-      {reason::gpu_idle, "gpu_idle"},           {reason::applications_clocks_setting, "applications_clocks_setting"},
-      {reason::sw_power_cap, "sw_power_cap"},   {reason::hw_slowdown, "hw_slowdown"},
-      {reason::sync_boost, "sync_boost"},       {reason::sw_thermal, "sw_thermal"},
-      {reason::hw_thermal, "hw_thermal"},       {reason::hw_power_brake, "hw_power_brake"},
+      {reason::gpu_idle, "gpu_idle"},
+      {reason::applications_clocks_setting, "applications_clocks_setting"},
+      {reason::sw_power_cap, "sw_power_cap"},
+      {reason::hw_slowdown, "hw_slowdown"},
+      {reason::sync_boost, "sync_boost"},
+      {reason::sw_thermal, "sw_thermal"},
+      {reason::hw_thermal, "hw_thermal"},
+      {reason::hw_power_brake, "hw_power_brake"},
       {reason::display_clock_setting, "display_clock_setting"}};
   std::string names;
   for (const auto& [bit, name] : kNames)
@@ -123,7 +127,8 @@ std::optional<Gpu> Gpu::find(const std::string& uuid, std::string* why) {
   }
   Device device = nullptr;
   if (const Return r = l.handle_by_uuid(uuid.c_str(), &device); r != 0) {
-    if (why) *why = fmt::format("NVML does not know {}: {}", uuid, l.error_string ? l.error_string(r) : std::to_string(r));
+    if (why)
+      *why = fmt::format("NVML does not know {}: {}", uuid, l.error_string ? l.error_string(r) : std::to_string(r));
     return std::nullopt;
   }
   return Gpu(device);

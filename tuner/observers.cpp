@@ -68,8 +68,8 @@ std::optional<EnergyWindow> measure_energy(const nvml::Gpu& gpu, const EnergyRun
   const bool counter = gpu.total_energy_mj().has_value();
   if (!counter && !gpu.power_w()) return fail("NVML reports neither the energy counter nor the power");
 
-  const std::int64_t batch_runs =
-      std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(kBatchMs / std::max(r.run_ms, 1e-3))), 1, kMaxBatchRuns);
+  const std::int64_t batch_runs = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(std::ceil(kBatchMs / std::max(r.run_ms, 1e-3))), 1, kMaxBatchRuns);
   Event start, stop;
   std::array<Event, kBatchesAhead + 1> batch_ends;
   std::size_t batches = 0;
@@ -102,7 +102,8 @@ std::optional<EnergyWindow> measure_energy(const nvml::Gpu& gpu, const EnergyRun
       const auto now = Clock::now();
       if (now_mj != last) {
         last = now_mj;
-        if (!first_edge) first_edge.emplace(now, now_mj);
+        if (!first_edge)
+          first_edge.emplace(now, now_mj);
         else if (seconds_between(first_edge->first, now) >= r.seconds) {
           window = EnergyWindow{0, (now_mj - first_edge->second) * 1e-3 / seconds_between(first_edge->first, now),
                                 "energy_counter", 0};

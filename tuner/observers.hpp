@@ -30,7 +30,9 @@ class ClockWatch {
   void restart();
   std::int64_t throttled() const { return throttled_; }
   // More than half of the readings named a reason that slows the work down (nvml::reason::slowing).
-  bool mostly_throttled() const { return !clocks_mhz_.empty() && 2 * throttled_ > static_cast<std::int64_t>(clocks_mhz_.size()); }
+  bool mostly_throttled() const {
+    return !clocks_mhz_.empty() && 2 * throttled_ > static_cast<std::int64_t>(clocks_mhz_.size());
+  }
   // sm_clock_mhz, throttled_samples and throttle_reasons; nothing when there was no NVML.
   void fill(db::Observations& observations) const;
 

@@ -69,7 +69,8 @@ const char* output_check_source() { return kSource; }
 
 OutputChecker::OutputChecker(const std::string& arch) {
   // Through the compile cache: every worker process (one per tuning run) needs them.
-  const Compiled compiled = CompileCache(CompileCache::default_folder()).compile_one({"cutune_output_check.cu", output_check_source(), {}, arch});
+  const Compiled compiled = CompileCache(CompileCache::default_folder())
+                                .compile_one({"cutune_output_check.cu", output_check_source(), {}, arch});
   if (!compiled.ok) throw Error("the output-check kernels do not compile for " + arch + ":\n" + compiled.log);
   module_ = std::make_unique<Module>(compiled.cubin);
 }
@@ -107,7 +108,8 @@ void OutputChecker::release_all() {
 OutputCheck OutputChecker::check(const std::vector<Output>& outputs, CUstream stream) {
   // Per output: a "differs" word, then (after all of them) a "first broken element" word.
   const std::size_t k = outputs.size();
-  if (slots_.bytes() < 2 * k * sizeof(std::uint64_t)) slots_ = DeviceBuffer(2 * std::max<std::size_t>(k, 4) * sizeof(std::uint64_t));
+  if (slots_.bytes() < 2 * k * sizeof(std::uint64_t))
+    slots_ = DeviceBuffer(2 * std::max<std::size_t>(k, 4) * sizeof(std::uint64_t));
   if (k == 0) return {};
   CUTUNE_CU(cuMemsetD32Async, slots_.get(), 0u, 2 * k, stream);
   CUTUNE_CU(cuMemsetD32Async, slots_.get() + k * sizeof(std::uint64_t), 0xffffffffu, 2 * k, stream);
@@ -119,7 +121,8 @@ OutputCheck OutputChecker::check(const std::vector<Output>& outputs, CUstream st
     int checked = o.rule->checked ? 1 : 0, exact = o.rule->exact ? 1 : 0;
     double rtol = o.rule->rtol, atol = o.rule->atol;
     CUdeviceptr expected = o.expected, actual = o.actual;
-    CUdeviceptr differs = slots_.get() + r * sizeof(std::uint64_t), first_break = slots_.get() + (k + r) * sizeof(std::uint64_t);
+    CUdeviceptr differs = slots_.get() + r * sizeof(std::uint64_t),
+                first_break = slots_.get() + (k + r) * sizeof(std::uint64_t);
     void* params[] = {&expected, &actual, &n, &checked, &exact, &rtol, &atol, &differs, &first_break};
     const auto blocks = static_cast<unsigned>(std::min<long long>((n + kThreads - 1) / kThreads, 8192));
     CUTUNE_CU(cuLaunchKernel, f, blocks, 1, 1, kThreads, 1, 1, 0, stream, params, nullptr);

@@ -14,8 +14,8 @@ namespace cutune {
 // Where the row belongs and what its rates are measured against.
 struct RowContext {
   std::int64_t run_id = 0, device_id = 0, template_id = 0, problem_id = 0;
-  Work work;               // the problem's bytes and flops: GB/s and GFLOP/s
-  double copy_gbs = 0;     // the device's measured copy bandwidth: the fraction of it
+  Work work;                // the problem's bytes and flops: GB/s and GFLOP/s
+  double copy_gbs = 0;      // the device's measured copy bandwidth: the fraction of it
   std::string device_uuid;  // the run's device; a result measured on another GPU of the model says which
   double elapsed_s = 0;     // since the run started
 };

@@ -28,9 +28,11 @@ std::vector<int> parse_devices(const std::string& text, int device_count) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string item = text.substr(start, comma - start);
     const auto number = whole_number(item);
-    if (!number || *number < 0) throw UsageError("--devices: '" + item + "' is not a device ordinal (give e.g. 0,2,3 or all)");
+    if (!number || *number < 0)
+      throw UsageError("--devices: '" + item + "' is not a device ordinal (give e.g. 0,2,3 or all)");
     if (*number >= device_count)
-      throw UsageError("--devices: no CUDA device " + item + " (this machine has " + std::to_string(device_count) + ")");
+      throw UsageError("--devices: no CUDA device " + item + " (this machine has " + std::to_string(device_count) +
+                       ")");
     devices.push_back(static_cast<int>(*number));
     start = comma + 1;
   }
@@ -45,8 +47,9 @@ Shard parse_shard(const std::string& text, const std::function<const char*(const
       const char* s = getenv(size);
       if (!r || !s) return std::nullopt;
       const auto index = whole_number(r), count = whole_number(s);
-      if (!index || !count) throw UsageError(std::string("--shard auto: ") + rank + "=" + r + " and " + size + "=" + s +
-                                             " are not a rank and a size");
+      if (!index || !count)
+        throw UsageError(std::string("--shard auto: ") + rank + "=" + r + " and " + size + "=" + s +
+                         " are not a rank and a size");
       return Shard{static_cast<int>(*index), static_cast<int>(*count)};
     };
     // MPI launchers first (only they set theirs), then a job array (its batch script also has
@@ -64,7 +67,8 @@ Shard parse_shard(const std::string& text, const std::function<const char*(const
     }
     if (!found) found = read("SLURM_PROCID", "SLURM_NTASKS");
     if (!found)
-      throw UsageError("--shard auto: no launcher's rank in the environment (Open MPI, PMI, srun or a Slurm job array)");
+      throw UsageError(
+          "--shard auto: no launcher's rank in the environment (Open MPI, PMI, srun or a Slurm job array)");
     shard = *found;
   } else {
     const std::size_t slash = text.find('/');

@@ -49,7 +49,7 @@ class EvaluationQueue {
   struct Finished {
     std::size_t index = 0;
     Config config;
-    double compile_seconds = 0;       // what its cubin cost (a cache hit: the look-up)
+    double compile_seconds = 0;  // what its cubin cost (a cache hit: the look-up)
     Outcome outcome;
     std::size_t lane = 0;
     double compile_wait_seconds = 0;  // the lane idle, waiting for the cubin
@@ -69,7 +69,7 @@ class EvaluationQueue {
 class Scheduler : public EvaluationQueue {
  public:
   Scheduler(std::vector<Lane*> lanes, const Space& space);
-  ~Scheduler() override;  // drops what is queued, waits for what runs
+  ~Scheduler() override;                 // drops what is queued, waits for what runs
   Scheduler(const Scheduler&) = delete;  // owns threads
   Scheduler& operator=(const Scheduler&) = delete;
 

@@ -43,14 +43,14 @@ struct SearchHooks {
 };
 
 struct SearchTally {
-  std::size_t proposed = 0;   // configs the strategy gave, stored ones included
-  std::size_t evaluated = 0;  // finished evaluations recorded
-  std::size_t skipped = 0;    // proposed configs that were stored already
-  std::size_t dropped = 0;    // queued when the search stopped, never evaluated
+  std::size_t proposed = 0;          // configs the strategy gave, stored ones included
+  std::size_t evaluated = 0;         // finished evaluations recorded
+  std::size_t skipped = 0;           // proposed configs that were stored already
+  std::size_t dropped = 0;           // queued when the search stopped, never evaluated
   double strategy_seconds = 0;       // the strategy's time proposing, in all
   double observe_seconds = 0;        // the strategy's time taking observations in (its model fits)
   double strategy_wait_seconds = 0;  // of which with nothing queued or running: every GPU waited
-  bool stopped = false;       // must_stop said so
+  bool stopped = false;              // must_stop said so
 };
 
 SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const SearchLimits& limits,

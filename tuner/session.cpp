@@ -89,7 +89,8 @@ class Eta {
 
  private:
   std::optional<double> per_config(const Problem& p) const {
-    if (auto it = cost_.find(p.key()); it != cost_.end()) return it->second.first / static_cast<double>(it->second.second);
+    if (auto it = cost_.find(p.key()); it != cost_.end())
+      return it->second.first / static_cast<double>(it->second.second);
     std::optional<double> rate;
     double nearest = 0;
     for (const Problem& q : problems_) {
@@ -136,11 +137,20 @@ void store_best_cubins(db::Store& store, const Family& family, const Space& spac
         const Compiled compiled =
             cache.compile_one(compile_request(family, source, space, space.parse(r.config), *problem, arch));
         if (!compiled.ok) throw Error("NVRTC failed on a config that compiled before: " + compiled.log);
-        store.put_cubin({0, arch, template_id, problem_id, r.config, {compiled.cubin.begin(), compiled.cubin.end()},
-                         r.launch_json, nlohmann::json(compiled.options).dump(), nvrtc_version(), ""});
+        store.put_cubin({0,
+                         arch,
+                         template_id,
+                         problem_id,
+                         r.config,
+                         {compiled.cubin.begin(), compiled.cubin.end()},
+                         r.launch_json,
+                         nlohmann::json(compiled.options).dump(),
+                         nvrtc_version(),
+                         ""});
       }
     } catch (const std::exception& e) {
-      std::cerr << fmt::format("tune: warning: no cubin stored for {} {}: {}\n", family.name(), problem->key(), e.what());
+      std::cerr << fmt::format("tune: warning: no cubin stored for {} {}: {}\n", family.name(), problem->key(),
+                               e.what());
     }
   }
 }
@@ -214,16 +224,25 @@ Space tuning_space(const Family& family, const DeviceLimits& limits, const std::
   return space;
 }
 
-
 db::ProblemRecord problem_record(const Family& family, const Problem& problem) {
-  return {0, family.name(), problem.key(), problem.size(), problem.dtype(), problem.descriptor().dump(), problem.match_key()};
+  return {0,
+          family.name(),
+          problem.key(),
+          problem.size(),
+          problem.dtype(),
+          problem.descriptor().dump(),
+          problem.match_key()};
 }
 
 Session::Session(const Family& family, Device& device, db::Store& store, SessionOptions options)
     : Session(family, std::vector<Device*>{&device}, store, std::move(options)) {}
 
 Session::Session(const Family& family, std::vector<Device*> devices, db::Store& store, SessionOptions options)
-    : family_(family), devices_(std::move(devices)), device_(*devices_.at(0)), store_(store), options_(std::move(options)) {
+    : family_(family),
+      devices_(std::move(devices)),
+      device_(*devices_.at(0)),
+      store_(store),
+      options_(std::move(options)) {
   for (const Device* d : devices_)
     if (d->fingerprint().name != device_.fingerprint().name || d->limits().arch() != device_.limits().arch())
       throw UsageError("one tuning run takes GPUs of one model: " + device_.fingerprint().name + " and " +
@@ -276,9 +295,10 @@ SessionResult Session::run() {
   cache.evict();
   CompilePool pool(cache, options_.compile_jobs);
   ProgressLine progress(options_.progress);
-  const std::size_t per_problem = options_.budget.max_evals
-                                      ? std::min<std::size_t>(space_size, static_cast<std::size_t>(*options_.budget.max_evals))
-                                      : space_size;
+  const std::size_t per_problem =
+      options_.budget.max_evals
+          ? std::min<std::size_t>(space_size, static_cast<std::size_t>(*options_.budget.max_evals))
+          : space_size;
   const std::size_t total = per_problem * options_.problems.size();
   std::size_t done = 0;  // evaluated or skipped, over all problems
   Eta eta(options_.problems, per_problem);
@@ -300,7 +320,8 @@ SessionResult Session::run() {
 
   store_.put_problem_schema(family_.name(), family_.problem_schema());  // before its problems: they derive from it
   std::vector<TunedProblem> problem_ids;
-  std::vector<std::map<std::string, std::optional<double>>> measured;  // per problem: config key → median, stored before
+  std::vector<std::map<std::string, std::optional<double>>>
+      measured;  // per problem: config key → median, stored before
   for (const Problem& problem : options_.problems) {
     problem_ids.push_back({&problem, store_.upsert_problem(problem_record(family_, problem))});
     measured.push_back(store_.measured_configs(device_id, template_id, problem_ids.back().problem_id));
@@ -315,8 +336,9 @@ SessionResult Session::run() {
     for (std::size_t p = 0; p < options_.problems.size(); ++p)
       for (const Config& config : every_config)
         if (!measured[p].count(space.key(config)))
-          prefetched[p].emplace(space.key(config), pool.submit(compile_request(family_, source, space, config,
-                                                                               options_.problems[p], device_.limits().arch())));
+          prefetched[p].emplace(space.key(config),
+                                pool.submit(compile_request(family_, source, space, config, options_.problems[p],
+                                                            device_.limits().arch())));
 
   // Measured once per device, while the first compiles run.
   auto stored_device = store_.device_by_uuid(device_.fingerprint().uuid);
@@ -350,14 +372,16 @@ SessionResult Session::run() {
     const auto& already = measured[p];
     const Work work = family_.work(problem);
     // Each GPU's worker sets the problem up now, and the next one's inputs while this one is measured.
-    scheduler.set_problem(problem, input_seed,
-                          p + 1 < options_.problems.size() ? std::optional<Problem>(options_.problems[p + 1]) : std::nullopt);
+    scheduler.set_problem(
+        problem, input_seed,
+        p + 1 < options_.problems.size() ? std::optional<Problem>(options_.problems[p + 1]) : std::nullopt);
     auto& prefetched_here = prefetched[p];
 
     const WarmStart warm_start = warm_start_for(space, elsewhere, device_.fingerprint().uuid, problem.key());
     if (!warm_start.empty() && options_.progress)
-      std::cerr << fmt::format("[{} {}] warm start from {} other device/problem result set(s) of {} (--no-warm-start: off)\n",
-                               family_.name(), problem.key(), warm_start.size(), family_.name());
+      std::cerr << fmt::format(
+          "[{} {}] warm start from {} other device/problem result set(s) of {} (--no-warm-start: off)\n",
+          family_.name(), problem.key(), warm_start.size(), family_.name());
     auto strategy = make_strategy(options_.strategy, space, options_.seed, warm_start);
     std::optional<double> best_ms;
     std::string best_config;
@@ -388,7 +412,13 @@ SessionResult Session::run() {
       result.verify_seconds += outcome.verify_seconds;
       result.benchmark_seconds += outcome.benchmark_seconds;
 
-      RowContext context{result.run_id, device_id, template_id, problem_id, work, copy_gbs, device_.fingerprint().uuid,
+      RowContext context{result.run_id,
+                         device_id,
+                         template_id,
+                         problem_id,
+                         work,
+                         copy_gbs,
+                         device_.fingerprint().uuid,
                          std::chrono::duration<double>(Clock::now() - started).count()};
       const db::ResultRecord row = result_row(space, finished, context, devices_[finished.lane]->fingerprint().uuid);
       const Observation observation{finished.config, row.time_ms_median,
@@ -438,7 +468,8 @@ SessionResult Session::run() {
   result.compile_seconds = compiled.seconds;
   result.compile_jobs = pool.jobs();
   const auto finishing_started = Clock::now();
-  store_best_cubins(store_, family_, space, tuned_problems, device_id, template_id, source, device_.limits().arch(), cache);
+  store_best_cubins(store_, family_, space, tuned_problems, device_id, template_id, source, device_.limits().arch(),
+                    cache);
   store_.refresh_family_defaults();
   store_.finish_run(result.run_id, result.interrupted ? "interrupted" : "finished");
   result.finishing_seconds = std::chrono::duration<double>(Clock::now() - finishing_started).count();

@@ -28,8 +28,8 @@ struct SessionOptions {
   int compile_jobs = 1;
   std::string cache_folder;  // empty: no compile cache
   MeasureOptions measure;
-  std::string command;       // the command line, stored with the run
-  bool progress = true;      // progress line on stderr
+  std::string command;   // the command line, stored with the run
+  bool progress = true;  // progress line on stderr
   // Extra constraints from the user (tune --restrict), e.g. "algo == regtile": the session
   // searches only the configs of the family's space that satisfy all of them.
   std::vector<std::string> restrictions;
@@ -89,6 +89,5 @@ db::ProblemRecord problem_record(const Family& family, const Problem& problem);
 
 // Table of best configs (per device and problem), as printed by `tune --best` and after a run.
 void print_best_table(std::ostream& out, const std::vector<db::BestRow>& rows);
-
 
 }  // namespace cutune

@@ -85,10 +85,11 @@ Probe probe_for(const SpecFamily& family, const std::vector<SpecStep>& steps, co
           if (candidate.name == *a.buffer) b = &candidate;
         const std::string type = family.buffer_type(*b, problem);
         const auto bytes = element_type(type, {type}).bytes;
-        add(fmt::format("cutune_check::pointer<{}>::value", p),
-            what + ": the spec passes a pointer (buffer '" + *a.buffer + "'), but the kernel's parameter " +
-                std::to_string(i) + " is no pointer");
-        add(fmt::format("cutune_check::pointer<{0}>::pointee == 0 || cutune_check::pointer<{0}>::pointee == {1}", p, bytes),
+        add(fmt::format("cutune_check::pointer<{}>::value", p), what + ": the spec passes a pointer (buffer '" +
+                                                                    *a.buffer + "'), but the kernel's parameter " +
+                                                                    std::to_string(i) + " is no pointer");
+        add(fmt::format("cutune_check::pointer<{0}>::pointee == 0 || cutune_check::pointer<{0}>::pointee == {1}", p,
+                        bytes),
             fmt::format("{}: buffer '{}' holds {} ({} bytes), but the kernel's parameter {} points to elements of "
                         "another size",
                         what, *a.buffer, type, bytes, i));
@@ -112,7 +113,8 @@ Probe probe_for(const SpecFamily& family, const std::vector<SpecStep>& steps, co
 void run_probe(const SpecFamily& family, const std::string& what, const std::string& program, const std::string& source,
                std::vector<std::string> options, const Probe& probe, const std::string& arch) {
   const std::string file = family.definition().file.string();
-  const Compiled compiled = compile({program, source + "\n#line 1 \"cutune-argument-check\"\n" + probe.code, options, arch});
+  const Compiled compiled =
+      compile({program, source + "\n#line 1 \"cutune-argument-check\"\n" + probe.code, options, arch});
   if (!compiled.ok) {
     for (const std::string& kernel : probe.kernels)
       if (compiled.log.find("identifier \"" + kernel + "\" is undefined") != std::string::npos)
@@ -150,8 +152,8 @@ void check_spec_kernels(const SpecFamily& family, const Space& space, const Prob
   const std::vector<Config> configs = space.enumerate();
   if (!configs.empty()) {
     const CompileRequest request = compile_request(family, family.source(), space, configs.front(), problem, arch);
-    run_probe(family, "the template " + spec.source_path.string(), request.program_name, request.source, request.options,
-              probe_for(family, spec.steps, problem), arch);
+    run_probe(family, "the template " + spec.source_path.string(), request.program_name, request.source,
+              request.options, probe_for(family, spec.steps, problem), arch);
   }
   if (const auto reference = family.gpu_reference(problem))
     run_probe(family, "the reference " + spec.reference->source.string(), reference->program_name, reference->source,
@@ -160,7 +162,8 @@ void check_spec_kernels(const SpecFamily& family, const Space& space, const Prob
 
 void check_spec_family(const SpecFamily& family, const Space& space, const std::vector<Problem>& problems,
                        const std::string& arch) {
-  if (space.enumerate().empty()) throw UsageError(family.definition().file.string() + ": no config satisfies the constraints");
+  if (space.enumerate().empty())
+    throw UsageError(family.definition().file.string() + ": no config satisfies the constraints");
   family.check_plans(problems, space);
   if (!problems.empty()) check_spec_kernels(family, space, problems.front(), arch);
 }

@@ -75,7 +75,8 @@ std::optional<nlohmann::json> read_frame(int fd) {
   std::uint64_t length = 0;
   if (!read_all(fd, &length, sizeof length)) return std::nullopt;
   std::vector<std::uint8_t> payload(length);
-  if (length && !read_all(fd, payload.data(), length)) throw WorkerLost("the worker pipe closed in the middle of a message");
+  if (length && !read_all(fd, payload.data(), length))
+    throw WorkerLost("the worker pipe closed in the middle of a message");
   return nlohmann::json::from_cbor(payload);
 }
 
@@ -119,7 +120,8 @@ EvaluationWorker::~EvaluationWorker() { stop(false); }
 
 SpawnedProcess spawn_with_pipes(const std::vector<std::string>& args) {
   int to_child[2], from_child[2];
-  if (pipe2(to_child, O_CLOEXEC) != 0) throw Error(std::string("cannot create pipes for ") + args.at(0) + ": " + std::strerror(errno));
+  if (pipe2(to_child, O_CLOEXEC) != 0)
+    throw Error(std::string("cannot create pipes for ") + args.at(0) + ": " + std::strerror(errno));
   if (pipe2(from_child, O_CLOEXEC) != 0) {
     close(to_child[0]);
     close(to_child[1]);
@@ -183,7 +185,8 @@ void EvaluationWorker::stop(bool kill_now) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kill_now ? 15 : 60);
   while (waitpid(pid_, &status, WNOHANG) == 0) {
     if (std::chrono::steady_clock::now() > deadline) {
-      std::fprintf(stderr, "cutune: GPU worker %d has not exited yet; continuing without waiting for it\n", static_cast<int>(pid_));
+      std::fprintf(stderr, "cutune: GPU worker %d has not exited yet; continuing without waiting for it\n",
+                   static_cast<int>(pid_));
       abandoned_.push_back(pid_);
       break;
     }
@@ -204,7 +207,8 @@ void EvaluationWorker::send(const nlohmann::json& message) {
 nlohmann::json EvaluationWorker::receive(double timeout_seconds) {
   pollfd readable{from_worker_, POLLIN, 0};
   const int ready = poll(&readable, 1, static_cast<int>(timeout_seconds * 1000));
-  if (ready == 0) throw WorkerTimeout("no answer from the GPU worker in " + std::to_string(static_cast<int>(timeout_seconds)) + " s");
+  if (ready == 0)
+    throw WorkerTimeout("no answer from the GPU worker in " + std::to_string(static_cast<int>(timeout_seconds)) + " s");
   auto reply = read_frame(from_worker_);
   if (!reply) {
     int status = 0;
@@ -377,7 +381,8 @@ int serve_worker(int device_ordinal) {
         HostProblem host = prepared && prepared->key == key_of(request)
                                ? prepared->host.get()
                                : GpuEvaluator::host_problem(*family, problem, request.seed);
-        const double host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - host_started).count();
+        const double host_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - host_started).count();
         prepared.reset();
         evaluator->set_problem(std::move(host));
         write_frame(STDOUT_FILENO, {{"ok", true}, {"host_seconds", host_seconds}});
@@ -389,14 +394,16 @@ int serve_worker(int device_ordinal) {
         const Problem next = family->problem_from_descriptor(request.problem);
         double bytes = 0;
         for (const auto& b : family->buffers(next)) bytes += static_cast<double>(b.bytes);
-        const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+        const double memory =
+            static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
         const bool worth_it = bytes <= memory / 8;
         if (prepared) prepared->host.wait();
         prepared.reset();
         if (worth_it)
-          prepared = Prepared{key_of(request), std::async(std::launch::async, [family = family, next, seed = request.seed] {
-                                return GpuEvaluator::host_problem(*family, next, seed);
-                              })};
+          prepared =
+              Prepared{key_of(request), std::async(std::launch::async, [family = family, next, seed = request.seed] {
+                         return GpuEvaluator::host_problem(*family, next, seed);
+                       })};
         write_frame(STDOUT_FILENO, {{"ok", true}, {"preparing", worth_it}});
       } else if (op == "evaluate") {
         if (!evaluator) throw Error("evaluate before problem");

@@ -171,9 +171,9 @@ namespace cutune {
 
 // MeasureOptions: a field the sender leaves out keeps its default. The others name every field:
 // both ends are one build, and a reply missing its status must not read as ok.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasureOptions, warmup_runs, min_samples, max_samples, max_sample_seconds,
-                                                target_relative_error, flush_l2, timeout_seconds, cut_ratio,
-                                                cut_after_samples, energy_seconds)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasureOptions, warmup_runs, min_samples, max_samples,
+                                                max_sample_seconds, target_relative_error, flush_l2, timeout_seconds,
+                                                cut_ratio, cut_after_samples, energy_seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProblemMessage, op, family, spec, problem, seed, measure)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EvaluateMessage, op, config, best_ms, log, cubin)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Outcome, status, measurement, error, error_index, verify_seconds, benchmark_seconds,

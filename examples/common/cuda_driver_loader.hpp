@@ -36,7 +36,7 @@ using CUcontext = CUctx_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;  // CUdevice_attribute
-constexpr int kMaxDynamicSharedBytes = 8;                                   // CUfunction_attribute
+constexpr int kMaxDynamicSharedBytes = 8;                                  // CUfunction_attribute
 
 // The entry points, bound by load(). The library stays open for the life of the process.
 struct Driver {
@@ -170,8 +170,8 @@ struct Gpu {
 // The driver's 16 UUID bytes as text.
 inline std::string uuid_text(const unsigned char* b) {
   char text[48];
-  std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
   return text;
 }
 

@@ -62,8 +62,9 @@ inline void print_plan(const std::vector<cutune::lookup::Step>& steps) {
                   l->grid[2], l->block[0], l->block[1], l->block[2], l->dynamic_shared_bytes);
     else {
       const auto& m = std::get<cutune::lookup::Memset>(step);
-      std::printf("  memset   %s word 0x%08x, %lld B at +%lld%s\n", m.buffer.c_str(), m.word, static_cast<long long>(m.bytes),
-                  static_cast<long long>(m.byte_offset), m.stream_write ? " (stream writes)" : "");
+      std::printf("  memset   %s word 0x%08x, %lld B at +%lld%s\n", m.buffer.c_str(), m.word,
+                  static_cast<long long>(m.bytes), static_cast<long long>(m.byte_offset),
+                  m.stream_write ? " (stream writes)" : "");
     }
   }
 }

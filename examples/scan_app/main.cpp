@@ -40,7 +40,8 @@ Lists make_lists(std::int64_t n) {
 
 std::vector<std::int64_t> offsets_on_cpu(const Lists& lists) {
   std::vector<std::int64_t> offsets(lists.starts.size() + 1, 0);
-  for (std::size_t i = 0; i < lists.starts.size(); ++i) offsets[i + 1] = offsets[i] + (lists.stops[i] - lists.starts[i]);
+  for (std::size_t i = 0; i < lists.starts.size(); ++i)
+    offsets[i + 1] = offsets[i] + (lists.stops[i] - lists.starts[i]);
   return offsets;
 }
 
@@ -96,13 +97,19 @@ int main(int argc, char** argv) {
   std::int64_t n = 1'000'000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
-    if (option == "--db") database = argv[i + 1];
-    else if (option == "--n") n = std::stoll(argv[i + 1]);
-    else if (option == "--device-name") device_name = argv[i + 1];
-    else if (option == "--cc") cc = argv[i + 1];
-    else return std::fprintf(stderr, "scan_app: unknown option %s\n", option.c_str()), 2;
+    if (option == "--db")
+      database = argv[i + 1];
+    else if (option == "--n")
+      n = std::stoll(argv[i + 1]);
+    else if (option == "--device-name")
+      device_name = argv[i + 1];
+    else if (option == "--cc")
+      cc = argv[i + 1];
+    else
+      return std::fprintf(stderr, "scan_app: unknown option %s\n", option.c_str()), 2;
   }
-  if (database.empty() || n <= 0) return std::fprintf(stderr, "usage: scan_app --db PATH [--n N] [--device-name NAME --cc 9.0]\n"), 2;
+  if (database.empty() || n <= 0)
+    return std::fprintf(stderr, "usage: scan_app --db PATH [--n N] [--device-name NAME --cc 9.0]\n"), 2;
 
   try {
     example::Driver driver;

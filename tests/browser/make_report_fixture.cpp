@@ -94,7 +94,8 @@ void observe(Observations& o, int i, std::int64_t n, int block, int ept, int vec
     o.remeasured = i == 7;
   }
   if (ept == 16 && vec == 4)
-    o.compile_warnings = hostile ? "warning: " + kEvil : "ptxas warning : Registers are spilled to local memory in function 'scan'";
+    o.compile_warnings =
+        hostile ? "warning: " + kEvil : "ptxas warning : Registers are spilled to local memory in function 'scan'";
 }
 
 // A tuning history of `count` results of `family` on one device, over four problem sizes.
@@ -105,17 +106,19 @@ void tuning_run(Store& store, std::int64_t device, double copy_gbs, const std::s
   std::normal_distribution<double> noise(0, 0.25);
   const std::vector<std::string> statuses{"compile_error", "load_error", "wrong_result", "runtime_fault", "timeout"};
   const auto tmpl = store.upsert_template(family, "fixture-" + std::to_string(family.size()), "// fixture source");
-  const auto run = store.begin_run({0, family, device, tmpl, "brute_force", 7, "max_evals=5000",
-                                    "tune --kernel " + family + " --db /a/rather/long/path/to/the/results/database/of/" +
-                                        "this/fixture/that/a/report/must/show/whole/cutune.db --max-evals 5000",
-                                    "cutune fixture", "", "", ""});
+  const auto run =
+      store.begin_run({0, family, device, tmpl, "brute_force", 7, "max_evals=5000",
+                       "tune --kernel " + family + " --db /a/rather/long/path/to/the/results/database/of/" +
+                           "this/fixture/that/a/report/must/show/whole/cutune.db --max-evals 5000",
+                       "cutune fixture", "", "", ""});
   const std::vector<std::int64_t> sizes{1 << 12, 1 << 20, 10'000'000, 1 << 27};
   const bool hostile = family != "scan";
   cutune::sql::Transaction transaction(store.database());
   for (int i = 0; i < count; ++i) {
     const std::int64_t n = sizes[static_cast<std::size_t>(i) % sizes.size()];
     const auto problem = store.upsert_problem({0, family, fmt::format("n={},type=int32", n), n, "int32", "{}"});
-    const int algo = static_cast<int>(rng() % 3), block = 64 << (rng() % 5), ept = 1 << (rng() % 5), vec = 1 << (rng() % 3);
+    const int algo = static_cast<int>(rng() % 3), block = 64 << (rng() % 5), ept = 1 << (rng() % 5),
+              vec = 1 << (rng() % 3);
     const std::string algo_name = algo == 2 ? kEvil : (algo ? "warp" : "blelloch");
     ResultRecord r;
     r.run_id = run;
@@ -141,9 +144,11 @@ void tuning_run(Store& store, std::int64_t device, double copy_gbs, const std::s
     } else {
       r.status = "ok";
       // Block and elements per thread interact: large blocks want few elements each.
-      const double fit = std::fabs(std::log2(static_cast<double>(block) / 64) - 4 + std::log2(static_cast<double>(ept)));
+      const double fit =
+          std::fabs(std::log2(static_cast<double>(block) / 64) - 4 + std::log2(static_cast<double>(ept)));
       const double floor_ms = (16.0 * static_cast<double>(n) / 4.1e9 + 0.004) / speed;
-      const double ms = floor_ms * std::exp(std::fabs(noise(rng)) * 0.5 + 0.12 * fit + (algo == 1 ? 0.1 : 0) + 0.05 * vec);
+      const double ms =
+          floor_ms * std::exp(std::fabs(noise(rng)) * 0.5 + 0.12 * fit + (algo == 1 ? 0.1 : 0) + 0.05 * vec);
       r.time_ms_median = ms;
       r.time_ms_min = ms * 0.98;
       r.time_ms_max = ms * 1.05;
@@ -161,12 +166,12 @@ void tuning_run(Store& store, std::int64_t device, double copy_gbs, const std::s
 
 // A run as an import creates it (db/interchange_kernel_tuner.cpp): strategy kernel_tuner_import or
 // t4_import, the device known by name, configs with a parameter that never changes.
-void imported_run(Store& store, std::int64_t device, const std::string& strategy, const std::string& problem_key, int count,
-                  std::mt19937_64& rng) {
+void imported_run(Store& store, std::int64_t device, const std::string& strategy, const std::string& problem_key,
+                  int count, std::mt19937_64& rng) {
   const std::string family = "imported";
   const auto tmpl = store.upsert_template(family, "kernel-tuner-fixture", "(imported)");
-  const auto run = store.begin_run({0, family, device, tmpl, strategy, 0, "", "import-kt " + problem_key + ".json",
-                                    "cutune 0.1.0", "", "", ""});
+  const auto run = store.begin_run(
+      {0, family, device, tmpl, strategy, 0, "", "import-kt " + problem_key + ".json", "cutune 0.1.0", "", "", ""});
   const std::int64_t side = problem_key.find("4096") != std::string::npos ? 4096 : 2048;
   const auto problem = store.upsert_problem({0, family, problem_key, side * side, "", "{}"});
   cutune::sql::Transaction transaction(store.database());
@@ -183,7 +188,8 @@ void imported_run(Store& store, std::int64_t device, const std::string& strategy
     r.created_at = "2023-01-26T01:05:09Z";
     r.elapsed_s = i;
     r.status = "ok";
-    const double ms = 1.0 + 0.3 * std::fabs(tile - 8) / 8 + 0.1 * unroll + 0.05 * block_x / 32 + 0.01 * static_cast<double>(rng() % 10);
+    const double ms = 1.0 + 0.3 * std::fabs(tile - 8) / 8 + 0.1 * unroll + 0.05 * block_x / 32 +
+                      0.01 * static_cast<double>(rng() % 10);
     r.time_ms_median = ms;
     r.time_ms_min = ms * 0.99;
     r.time_ms_max = ms * 1.02;
@@ -203,16 +209,16 @@ void imported_run(Store& store, std::int64_t device, const std::string& strategy
 void energy_run(Store& store, std::int64_t device) {
   const std::string family = "scan";
   const auto tmpl = store.upsert_template(family, "fixture-" + std::to_string(family.size()), "// fixture source");
-  const auto run = store.begin_run({0, family, device, tmpl, "brute_force", 7, "", "tune --kernel scan --n 65536 --energy",
-                                    "cutune fixture", "", "", ""});
+  const auto run = store.begin_run({0, family, device, tmpl, "brute_force", 7, "",
+                                    "tune --kernel scan --n 65536 --energy", "cutune fixture", "", "", ""});
   const auto problem = store.upsert_problem({0, family, "n=65536,type=int32", 65536, "int32", "{}"});
   struct Point {
     int block, ept;
     double ms, watts;
   };
-  const Point points[] = {{1024, 1, 0.10, 520}, {512, 2, 0.12, 400}, {512, 4, 0.13, 400}, {256, 2, 0.15, 280},
-                          {256, 4, 0.20, 230},  {128, 2, 0.25, 150}, {128, 4, 0.30, 140}, {64, 4, 0.40, 120},
-                          {64, 1, 0.11, 0}};
+  const Point points[] = {{1024, 1, 0.10, 520}, {512, 2, 0.12, 400}, {512, 4, 0.13, 400},
+                          {256, 2, 0.15, 280},  {256, 4, 0.20, 230}, {128, 2, 0.25, 150},
+                          {128, 4, 0.30, 140},  {64, 4, 0.40, 120},  {64, 1, 0.11, 0}};
   cutune::sql::Transaction transaction(store.database());
   for (std::size_t k = 0; k < std::size(points); ++k) {
     const Point& p = points[k];
@@ -280,8 +286,8 @@ int main(int argc, char** argv) {
     for (const std::string& family : {std::string("scan"), kEvil})
       for (const std::int64_t n : sizes)
         store.add_baseline({dev, family, fmt::format("n={},type=int32", n), "library " + kEvil,
-                            16.0 * static_cast<double>(n) / 3.5e9 / speed, 16.0 * static_cast<double>(n) / 3.9e9 / speed,
-                            "algo=" + kEvil, "", "fixture"});
+                            16.0 * static_cast<double>(n) / 3.5e9 / speed,
+                            16.0 * static_cast<double>(n) / 3.9e9 / speed, "algo=" + kEvil, "", "fixture"});
   std::cout << "wrote " << total + total / 10 + total / 5 + 120 + 9 << " results to " << path << "\n";
   return 0;
 }

@@ -42,9 +42,9 @@ std::string joined(const std::vector<std::string>& words, std::size_t count) {
 
 // One help text, read the way CLI11 writes it.
 struct Help {
-  std::set<std::string> options;       // every long option of its option lines ("--kernel")
+  std::set<std::string> options;         // every long option of its option lines ("--kernel")
   std::vector<std::string> subcommands;  // its "Subcommands:" section, in order
-  std::vector<std::string> examples;   // the commands under its closing "Examples:"
+  std::vector<std::string> examples;     // the commands under its closing "Examples:"
 };
 
 // `tune PATH --help`, which must succeed. Option lines are indented by two spaces and start with
@@ -61,8 +61,10 @@ Help help_of(const std::string& path) {
     }
     if (line.rfind("  ", 0) != 0 || line.size() < 3 || line[2] == ' ') continue;
     const std::string first = line.substr(2, line.find(' ', 2) - 2);
-    if (section == "Examples:") help.examples.push_back(line.substr(2));
-    else if (section == "Subcommands:") help.subcommands.push_back(first);
+    if (section == "Examples:")
+      help.examples.push_back(line.substr(2));
+    else if (section == "Subcommands:")
+      help.subcommands.push_back(first);
     else if (first[0] == '-') {
       std::istringstream names(first);
       for (std::string name; std::getline(names, name, ',');)
@@ -163,8 +165,10 @@ std::vector<std::pair<std::vector<std::string>, std::string>> readme_table_comma
       open = close + 1;
       const auto at = std::find(words.begin(), words.end(), "tune");
       std::vector<std::string> command = at == words.end() ? previous : std::vector<std::string>(at + 1, words.end());
-      if (at == words.end()) command.insert(command.end(), words.begin(), words.end());
-      else previous = command;
+      if (at == words.end())
+        command.insert(command.end(), words.begin(), words.end());
+      else
+        previous = command;
       commands.emplace_back(command, "README.md table row '" + cell.substr(0, 60) + "'");
     }
   }

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   const std::string source = scan.source();
   const auto template_id = store.upsert_template("scan", "example", source);
   store.put_problem_schema("scan", scan.problem_schema());
-  const auto run = store.begin_run({0, "scan", device_id, template_id, "example", 1, "", "make_example_db", "", "", "", ""});
+  const auto run =
+      store.begin_run({0, "scan", device_id, template_id, "example", 1, "", "make_example_db", "", "", "", ""});
   // Made-up times: the look-back config is the fastest at both sizes.
   const std::vector<std::pair<std::string, double>> configs{{"algo=lookback,block=256,ept=8,vec=4,pad=1", 1.0},
                                                             {"algo=warp,block=256,ept=4,vec=4,pad=0", 1.4},
@@ -72,9 +73,18 @@ int main(int argc, char** argv) {
     const auto best = store.best_result(device_id, template_id, problem_id);
     for (const char* arch : {"sm_80", "sm_90"}) {
       const Compiled compiled = compile(compile_request(scan, source, space, space.parse(best->config), problem, arch));
-      if (!compiled.ok) return std::fprintf(stderr, "make_example_db: NVRTC failed for %s:\n%s\n", arch, compiled.log.c_str()), 1;
-      store.put_cubin({0, arch, template_id, problem_id, best->config, {compiled.cubin.begin(), compiled.cubin.end()},
-                       best->launch_json, nlohmann::json(compiled.options).dump(), nvrtc_version(), ""});
+      if (!compiled.ok)
+        return std::fprintf(stderr, "make_example_db: NVRTC failed for %s:\n%s\n", arch, compiled.log.c_str()), 1;
+      store.put_cubin({0,
+                       arch,
+                       template_id,
+                       problem_id,
+                       best->config,
+                       {compiled.cubin.begin(), compiled.cubin.end()},
+                       best->launch_json,
+                       nlohmann::json(compiled.options).dump(),
+                       nvrtc_version(),
+                       ""});
     }
   }
   store.finish_run(run, "finished");

@@ -45,8 +45,11 @@ char crash_line[1024] = "cutune_fuzz: crashed before the first input\n";
 std::size_t crash_line_length = std::strlen(crash_line);
 
 void on_crash(int signal_number) {
-  const char* name = signal_number == SIGSEGV ? "SIGSEGV" : signal_number == SIGABRT ? "SIGABRT"
-                     : signal_number == SIGFPE ? "SIGFPE" : signal_number == SIGBUS ? "SIGBUS" : "a signal";
+  const char* name = signal_number == SIGSEGV   ? "SIGSEGV"
+                     : signal_number == SIGABRT ? "SIGABRT"
+                     : signal_number == SIGFPE  ? "SIGFPE"
+                     : signal_number == SIGBUS  ? "SIGBUS"
+                                                : "a signal";
   (void)!write(2, "cutune_fuzz: ", 13);
   (void)!write(2, name, std::strlen(name));
   (void)!write(2, " ", 1);
@@ -61,7 +64,7 @@ void install_crash_handler() {
   stack.ss_sp = alternate_stack.data();
   stack.ss_size = alternate_stack.size();
   sigaltstack(&stack, nullptr);
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = on_crash;
   action.sa_flags = SA_ONSTACK | SA_RESETHAND;
   for (const int s : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS, SIGILL}) sigaction(s, &action, nullptr);
@@ -89,7 +92,8 @@ struct Seeds {
   std::map<Target, std::vector<std::string>> inputs;
 };
 
-Seeds gather_seeds(const fs::path& corpus, const fs::path& landscapes, const fs::path& work, const std::string& base_database) {
+Seeds gather_seeds(const fs::path& corpus, const fs::path& landscapes, const fs::path& work,
+                   const std::string& base_database) {
   Seeds seeds;
   const Exports exports = export_seeds(base_database, work);
   seeds.inputs[Target::cutune_json].push_back(read_file(exports.cutune_json));
@@ -142,12 +146,13 @@ struct Options {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::cerr << "cutune_fuzz: " << why << "\n"
-            << "usage: cutune_fuzz [--iterations N] [--seed S] [--target NAME]... [--seconds T] [--save DIR] [--tune PATH]\n"
-            << "                   [--corpus DIR] [--landscapes DIR] [--quiet]\n"
-            << "       cutune_fuzz --replay FILE... --target NAME [--tune PATH]\n"
-            << "       cutune_fuzz --regressions DIR [--tune PATH]\n"
-            << "targets: kernel_tuner, t4, cutune_json, simulate, expression (default: all)\n";
+  std::cerr
+      << "cutune_fuzz: " << why << "\n"
+      << "usage: cutune_fuzz [--iterations N] [--seed S] [--target NAME]... [--seconds T] [--save DIR] [--tune PATH]\n"
+      << "                   [--corpus DIR] [--landscapes DIR] [--quiet]\n"
+      << "       cutune_fuzz --replay FILE... --target NAME [--tune PATH]\n"
+      << "       cutune_fuzz --regressions DIR [--tune PATH]\n"
+      << "targets: kernel_tuner, t4, cutune_json, simulate, expression (default: all)\n";
   std::exit(2);
 }
 
@@ -160,15 +165,24 @@ Options parse_options(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (a == "--iterations") o.iterations = std::stoll(value());
-      else if (a == "--seed") o.seed = std::stoull(value());
-      else if (a == "--seconds") o.seconds = std::stod(value());
-      else if (a == "--save") o.save = value();
-      else if (a == "--tune") o.tune = value();
-      else if (a == "--corpus") o.corpus = value();
-      else if (a == "--landscapes") o.landscapes = value();
-      else if (a == "--regressions") o.regressions = value();
-      else if (a == "--quiet") o.quiet = true;
+      if (a == "--iterations")
+        o.iterations = std::stoll(value());
+      else if (a == "--seed")
+        o.seed = std::stoull(value());
+      else if (a == "--seconds")
+        o.seconds = std::stod(value());
+      else if (a == "--save")
+        o.save = value();
+      else if (a == "--tune")
+        o.tune = value();
+      else if (a == "--corpus")
+        o.corpus = value();
+      else if (a == "--landscapes")
+        o.landscapes = value();
+      else if (a == "--regressions")
+        o.regressions = value();
+      else if (a == "--quiet")
+        o.quiet = true;
       else if (a == "--target") {
         const std::string name = value();
         const auto t = target_named(name);
@@ -193,7 +207,8 @@ struct Tally {
 };
 
 Outcome run_one(Target target, const std::string& input, const Workspace& workspace, const Options& o, Rng& rng) {
-  return o.tune.empty() ? run_in_process(target, input, workspace, rng) : run_binary(target, input, workspace, o.tune, rng);
+  return o.tune.empty() ? run_in_process(target, input, workspace, rng)
+                        : run_binary(target, input, workspace, o.tune, rng);
 }
 
 // Files named "<target>-….json" (or .txt for expressions): each must be refused, not accepted,
@@ -215,7 +230,8 @@ int run_regressions(const Options& o, const Workspace& workspace) {
     const Outcome outcome = run_one(*target, input, workspace, o, rng);
     if (outcome.kind != Outcome::Kind::refused) {
       ++bad;
-      std::cout << "FAIL " << name << ": " << (outcome.kind == Outcome::Kind::accepted ? "accepted" : outcome.detail) << "\n";
+      std::cout << "FAIL " << name << ": " << (outcome.kind == Outcome::Kind::accepted ? "accepted" : outcome.detail)
+                << "\n";
     } else if (!o.quiet) {
       std::cout << "ok   " << name << ": " << outcome.detail << "\n";
     }
@@ -231,7 +247,8 @@ int main(int argc, char** argv) {
   install_crash_handler();
   Workspace workspace;
   // In memory where there is a tmpfs: every import commits to SQLite, and syncs to a disk cost most of the time.
-  const fs::path scratch = access("/dev/shm", W_OK) == 0 && !std::getenv("TMPDIR") ? fs::path("/dev/shm") : fs::temp_directory_path();
+  const fs::path scratch =
+      access("/dev/shm", W_OK) == 0 && !std::getenv("TMPDIR") ? fs::path("/dev/shm") : fs::temp_directory_path();
   workspace.folder = scratch / ("cutune-fuzz-" + std::to_string(getpid()));
   fs::remove_all(workspace.folder);
   fs::create_directories(workspace.folder);
@@ -249,7 +266,9 @@ int main(int argc, char** argv) {
       Rng rng(0);
       prepare_crash_line("on " + file);
       const Outcome outcome = run_one(o.targets[0], read_file(file), workspace, o, rng);
-      const char* kind = outcome.kind == Outcome::Kind::accepted ? "accepted" : outcome.kind == Outcome::Kind::refused ? "refused" : "FAILED";
+      const char* kind = outcome.kind == Outcome::Kind::accepted  ? "accepted"
+                         : outcome.kind == Outcome::Kind::refused ? "refused"
+                                                                  : "FAILED";
       std::cout << file << ": " << kind << (outcome.detail.empty() ? "" : ": " + outcome.detail) << "\n";
       if (outcome.kind == Outcome::Kind::failure) status = 1;
     }
@@ -259,27 +278,32 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     std::int64_t ran = 0;
     for (std::int64_t i = 0; i < o.iterations; ++i, ++ran) {
-      if (o.seconds && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > *o.seconds) break;
+      if (o.seconds && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > *o.seconds)
+        break;
       const Target target = o.targets[static_cast<std::size_t>(i) % o.targets.size()];
       Rng rng(o.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i));
       const auto& pool = seeds.inputs.at(target);
       const std::string& seed_input = pool[std::uniform_int_distribution<std::size_t>(0, pool.size() - 1)(rng)];
-      const std::string input = target == Target::expression ? mutate_expression(seed_input, rng) : mutate_json(seed_input, rng);
+      const std::string input =
+          target == Target::expression ? mutate_expression(seed_input, rng) : mutate_json(seed_input, rng);
       const std::string current = (workspace.folder / "current-input").string();
       { std::ofstream(current, std::ios::binary) << input; }
       prepare_crash_line("at iteration " + std::to_string(i) + " (--seed " + std::to_string(o.seed) + ", target " +
                          name_of(target) + "); the input is kept in " + current);
       const Outcome outcome = run_one(target, input, workspace, o, rng);
       Tally& t = tallies[target];
-      if (outcome.kind == Outcome::Kind::accepted) ++t.accepted;
-      else if (outcome.kind == Outcome::Kind::refused) ++t.refused;
+      if (outcome.kind == Outcome::Kind::accepted)
+        ++t.accepted;
+      else if (outcome.kind == Outcome::Kind::refused)
+        ++t.refused;
       else {
         ++t.failed;
         std::string saved;
         if (!o.save.empty()) {
           fs::create_directories(o.save);
-          saved = (fs::path(o.save) / (std::string(name_of(target)) + "-" + std::to_string(o.seed) + "-" + std::to_string(i) +
-                                       (target == Target::expression ? ".txt" : ".json"))).string();
+          saved = (fs::path(o.save) / (std::string(name_of(target)) + "-" + std::to_string(o.seed) + "-" +
+                                       std::to_string(i) + (target == Target::expression ? ".txt" : ".json")))
+                      .string();
           std::ofstream(saved, std::ios::binary) << input;
         }
         std::cout << "FAIL " << name_of(target) << " iteration " << i << ": " << outcome.detail
@@ -292,11 +316,11 @@ int main(int argc, char** argv) {
       const Tally& t = tallies[target];
       failed += t.failed;
       if (!o.quiet || t.failed)
-        std::cout << name_of(target) << ": " << t.accepted + t.refused + t.failed << " inputs, " << t.accepted << " accepted, "
-                  << t.refused << " refused, " << t.failed << " failed\n";
+        std::cout << name_of(target) << ": " << t.accepted + t.refused + t.failed << " inputs, " << t.accepted
+                  << " accepted, " << t.refused << " refused, " << t.failed << " failed\n";
     }
-    std::cout << "fuzz: " << ran << " inputs (seed " << o.seed << ") in " << seconds << " s: " << ran - failed << " passed, "
-              << failed << " failed\n";
+    std::cout << "fuzz: " << ran << " inputs (seed " << o.seed << ") in " << seconds << " s: " << ran - failed
+              << " passed, " << failed << " failed\n";
     status = failed == 0 ? 0 : 1;
   }
   fs::remove_all(workspace.folder);

@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   }
   target = *named;
   if (target == cutune::fuzz::Target::simulate) {
-    std::fprintf(stderr, "CUTUNE_FUZZ_TARGET: simulate is not in libFuzzer builds (the engine does not build with clang 14)\n");
+    std::fprintf(stderr,
+                 "CUTUNE_FUZZ_TARGET: simulate is not in libFuzzer builds (the engine does not build with clang 14)\n");
     std::exit(2);
   }
   workspace.folder = std::filesystem::temp_directory_path() / ("cutune-libfuzzer-" + std::to_string(getpid()));

@@ -13,46 +13,82 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::size_t below(Rng& rng, std::size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); }
+std::size_t below(Rng& rng, std::size_t n) {
+  return n == 0 ? 0 : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+}
 bool chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
 template <class T>
-const T& pick(Rng& rng, const std::vector<T>& items) { return items[below(rng, items.size())]; }
+const T& pick(Rng& rng, const std::vector<T>& items) {
+  return items[below(rng, items.size())];
+}
 
 // Values that importers have got wrong, or could: wrong types, signs, magnitudes and texts.
 Json interesting_value(Rng& rng) {
   switch (below(rng, 32)) {
-    case 0: return nullptr;
-    case 1: return true;
-    case 2: return false;
-    case 3: return 0;
-    case 4: return -1;
-    case 5: return 1;
-    case 6: return -0.0;
-    case 7: return 1e308;
-    case 8: return -1e308;
-    case 9: return std::numeric_limits<std::int64_t>::max();
-    case 10: return std::numeric_limits<std::int64_t>::min();
-    case 11: return std::numeric_limits<std::uint64_t>::max();
-    case 12: return 4.9e-324;
-    case 13: return 0.5;
-    case 14: return -3.25;
-    case 15: return "";
-    case 16: return "x";
-    case 17: return "big";
-    case 18: return std::string(1000, 'A');
-    case 19: return "a,b=c";
-    case 20: return "line\nbreak\ttab";
-    case 21: return "\xC3\xA9t\xC3\xA9";
-    case 22: return Json::array();
-    case 23: return Json::object();
-    case 24: return Json::array({0, -1});
-    case 25: return Json::array({1, "x", nullptr});
-    case 26: return Json{{"a", 1}};
-    case 27: return "RuntimeFailedConfig";
-    case 28: return "ok";
-    case 29: return "bogus_status";
-    case 30: return 2147483648.0;
-    default: return 1e-9;
+    case 0:
+      return nullptr;
+    case 1:
+      return true;
+    case 2:
+      return false;
+    case 3:
+      return 0;
+    case 4:
+      return -1;
+    case 5:
+      return 1;
+    case 6:
+      return -0.0;
+    case 7:
+      return 1e308;
+    case 8:
+      return -1e308;
+    case 9:
+      return std::numeric_limits<std::int64_t>::max();
+    case 10:
+      return std::numeric_limits<std::int64_t>::min();
+    case 11:
+      return std::numeric_limits<std::uint64_t>::max();
+    case 12:
+      return 4.9e-324;
+    case 13:
+      return 0.5;
+    case 14:
+      return -3.25;
+    case 15:
+      return "";
+    case 16:
+      return "x";
+    case 17:
+      return "big";
+    case 18:
+      return std::string(1000, 'A');
+    case 19:
+      return "a,b=c";
+    case 20:
+      return "line\nbreak\ttab";
+    case 21:
+      return "\xC3\xA9t\xC3\xA9";
+    case 22:
+      return Json::array();
+    case 23:
+      return Json::object();
+    case 24:
+      return Json::array({0, -1});
+    case 25:
+      return Json::array({1, "x", nullptr});
+    case 26:
+      return Json{{"a", 1}};
+    case 27:
+      return "RuntimeFailedConfig";
+    case 28:
+      return "ok";
+    case 29:
+      return "bogus_status";
+    case 30:
+      return 2147483648.0;
+    default:
+      return 1e-9;
   }
 }
 
@@ -82,21 +118,81 @@ Json* find_member(Json& root, const std::string& key, Rng& rng) {
 
 // Keys the importers and the simulator read: setting one of them to an odd value reaches their
 // checks far more often than a blind pick does.
-const std::vector<std::string> kFieldNames = {
-    "time", "times", "compile_time", "verification_time", "benchmark_time", "GB/s", "GFLOP/s", "timestamp",
-    "problem_size", "kernel_name", "device_name", "tune_params_keys", "tune_params", "cache", "objective",
-    "configuration", "invalidity", "measurements", "value", "name", "runtimes", "compilation", "format",
-    "format_version", "devices", "uuid", "copy_bandwidth_gbs", "status", "time_ms_median", "time_ms_min",
-    "time_ms_stdev", "samples", "config", "config_json", "family", "key", "size", "dtype", "descriptor", "run", "id",
-    "device_uuid", "template_hash", "problem_key", "cubin_base64", "launch", "arch", "cutune", "device", "problem",
-    "template", "hash", "results", "runs", "problems", "templates", "cubins", "problem_schemas", "fields", "seed",
-    "error_index", "gbs", "copy_fraction", "elapsed_s", "created_at", "cc_major", "sm_count", "started_at"};
+const std::vector<std::string> kFieldNames = {"time",
+                                              "times",
+                                              "compile_time",
+                                              "verification_time",
+                                              "benchmark_time",
+                                              "GB/s",
+                                              "GFLOP/s",
+                                              "timestamp",
+                                              "problem_size",
+                                              "kernel_name",
+                                              "device_name",
+                                              "tune_params_keys",
+                                              "tune_params",
+                                              "cache",
+                                              "objective",
+                                              "configuration",
+                                              "invalidity",
+                                              "measurements",
+                                              "value",
+                                              "name",
+                                              "runtimes",
+                                              "compilation",
+                                              "format",
+                                              "format_version",
+                                              "devices",
+                                              "uuid",
+                                              "copy_bandwidth_gbs",
+                                              "status",
+                                              "time_ms_median",
+                                              "time_ms_min",
+                                              "time_ms_stdev",
+                                              "samples",
+                                              "config",
+                                              "config_json",
+                                              "family",
+                                              "key",
+                                              "size",
+                                              "dtype",
+                                              "descriptor",
+                                              "run",
+                                              "id",
+                                              "device_uuid",
+                                              "template_hash",
+                                              "problem_key",
+                                              "cubin_base64",
+                                              "launch",
+                                              "arch",
+                                              "cutune",
+                                              "device",
+                                              "problem",
+                                              "template",
+                                              "hash",
+                                              "results",
+                                              "runs",
+                                              "problems",
+                                              "templates",
+                                              "cubins",
+                                              "problem_schemas",
+                                              "fields",
+                                              "seed",
+                                              "error_index",
+                                              "gbs",
+                                              "copy_fraction",
+                                              "elapsed_s",
+                                              "created_at",
+                                              "cc_major",
+                                              "sm_count",
+                                              "started_at"};
 
 constexpr const char* kDeep = "@@deeply nested@@";
 
 void mutate_structure(Json& doc, Rng& rng) {
   switch (below(rng, 14)) {
-    case 0: case 1: {  // a named field gets an odd value
+    case 0:
+    case 1: {  // a named field gets an odd value
       if (Json* field = find_member(doc, pick(rng, kFieldNames), rng)) *field = interesting_value(rng);
       return;
     }
@@ -107,8 +203,10 @@ void mutate_structure(Json& doc, Rng& rng) {
     case 3: {  // a member or element goes
       Json* node = random_node(doc, rng, [](const Json& n) { return n.is_structured() && !n.empty(); });
       if (!node) return;
-      if (node->is_object()) node->erase(std::next(node->begin(), static_cast<std::ptrdiff_t>(below(rng, node->size()))).key());
-      else node->erase(below(rng, node->size()));
+      if (node->is_object())
+        node->erase(std::next(node->begin(), static_cast<std::ptrdiff_t>(below(rng, node->size()))).key());
+      else
+        node->erase(below(rng, node->size()));
       return;
     }
     case 4: {  // an element is duplicated, or a member copied under another name
@@ -132,10 +230,18 @@ void mutate_structure(Json& doc, Rng& rng) {
       node->erase(key);
       std::string renamed;
       switch (below(rng, 4)) {
-        case 0: renamed = ""; break;
-        case 1: renamed = key.substr(0, below(rng, key.size() + 1)); break;
-        case 2: renamed = key + ",7"; break;
-        default: renamed = "," + key + ",,"; break;
+        case 0:
+          renamed = "";
+          break;
+        case 1:
+          renamed = key.substr(0, below(rng, key.size() + 1));
+          break;
+        case 2:
+          renamed = key + ",7";
+          break;
+        default:
+          renamed = "," + key + ",,";
+          break;
       }
       (*node)[renamed] = std::move(value);
       return;
@@ -144,10 +250,18 @@ void mutate_structure(Json& doc, Rng& rng) {
       if (!doc.is_object() || !doc.contains("tune_params_keys") || !doc["tune_params_keys"].is_array()) return;
       Json& keys = doc["tune_params_keys"];
       switch (below(rng, 4)) {
-        case 0: keys.push_back(chance(rng, 0.5) ? "extra_param" : ""); break;
-        case 1: if (!keys.empty()) keys.erase(below(rng, keys.size())); break;
-        case 2: if (!keys.empty()) keys.push_back(keys[below(rng, keys.size())]); break;
-        default: if (!keys.empty()) keys[below(rng, keys.size())] = interesting_value(rng); break;
+        case 0:
+          keys.push_back(chance(rng, 0.5) ? "extra_param" : "");
+          break;
+        case 1:
+          if (!keys.empty()) keys.erase(below(rng, keys.size()));
+          break;
+        case 2:
+          if (!keys.empty()) keys.push_back(keys[below(rng, keys.size())]);
+          break;
+        default:
+          if (!keys.empty()) keys[below(rng, keys.size())] = interesting_value(rng);
+          break;
       }
       return;
     }
@@ -168,16 +282,26 @@ void mutate_structure(Json& doc, Rng& rng) {
       if (!node) return;
       if (node->is_string()) {
         const Json parsed = Json::parse(node->get<std::string>(), nullptr, false);
-        if (!parsed.is_discarded() && parsed.is_number()) *node = parsed;
-        else *node = node->get<std::string>() + "0";
+        if (!parsed.is_discarded() && parsed.is_number())
+          *node = parsed;
+        else
+          *node = node->get<std::string>() + "0";
         return;
       }
       const double v = node->get<double>();
       switch (below(rng, 4)) {
-        case 0: *node = -v; break;
-        case 1: *node = 0; break;
-        case 2: *node = v * 1e300; break;
-        default: *node = node->dump(); break;
+        case 0:
+          *node = -v;
+          break;
+        case 1:
+          *node = 0;
+          break;
+        case 2:
+          *node = v * 1e300;
+          break;
+        default:
+          *node = node->dump();
+          break;
       }
       return;
     }
@@ -191,8 +315,10 @@ void mutate_structure(Json& doc, Rng& rng) {
       Json other = node->is_object() ? Json::array() : Json::object();
       std::size_t i = 0;
       for (auto& child : *node) {
-        if (other.is_array()) other.push_back(child);
-        else other[std::to_string(i++)] = child;
+        if (other.is_array())
+          other.push_back(child);
+        else
+          other[std::to_string(i++)] = child;
       }
       *node = std::move(other);
       return;
@@ -200,8 +326,10 @@ void mutate_structure(Json& doc, Rng& rng) {
     case 11: {  // an array loses or gains elements at the end
       Json* node = random_node(doc, rng, [](const Json& n) { return n.is_array(); });
       if (!node) return;
-      if (!node->empty() && chance(rng, 0.5)) node->erase(node->size() - 1);
-      else node->push_back(interesting_value(rng));
+      if (!node->empty() && chance(rng, 0.5))
+        node->erase(node->size() - 1);
+      else
+        node->push_back(interesting_value(rng));
       return;
     }
     case 12: {  // the document itself replaced by one of its parts, or wrapped
@@ -226,12 +354,14 @@ void mutate_text(std::string& text, Rng& rng) {
       text.resize(below(rng, text.size() + 1));
       return;
     case 1:  // flipped bytes
-      for (std::size_t n = 1 + below(rng, 8); n > 0 && !text.empty(); --n) text[below(rng, text.size())] ^= static_cast<char>(1 << below(rng, 8));
+      for (std::size_t n = 1 + below(rng, 8); n > 0 && !text.empty(); --n)
+        text[below(rng, text.size())] ^= static_cast<char>(1 << below(rng, 8));
       return;
     case 2: {  // a number no double or integer holds
       std::vector<std::size_t> digits;
       for (std::size_t i = 0; i < text.size(); ++i)
-        if (std::isdigit(static_cast<unsigned char>(text[i])) && (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]))))
+        if (std::isdigit(static_cast<unsigned char>(text[i])) &&
+            (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]))))
           digits.push_back(i);
       if (digits.empty()) return;
       const std::size_t at = digits[below(rng, digits.size())];
@@ -248,7 +378,8 @@ void mutate_text(std::string& text, Rng& rng) {
     }
     case 4: {  // a slice repeated
       if (text.empty()) return;
-      const std::size_t at = below(rng, text.size()), length = 1 + below(rng, std::min<std::size_t>(64, text.size() - at));
+      const std::size_t at = below(rng, text.size()),
+                        length = 1 + below(rng, std::min<std::size_t>(64, text.size() - at));
       text.insert(below(rng, text.size() + 1), text.substr(at, length));
       return;
     }
@@ -288,15 +419,61 @@ std::string mutate_json(const std::string& seed, Rng& rng) {
 }
 
 std::string mutate_expression(const std::string& seed, Rng& rng) {
-  static const std::vector<std::string> tokens = {
-      "(", ")", "!", "-", "+", "*", "/", "%", "<", "<=", "==", "!=", ">", ">=", "&&", "||", "?", ":", ",", "a", "b",
-      "n", "block", "nosuch", "regtile", "ceil_div(", "min(", "max(", "sizeof(", "sizeof(type)", "0", "1", "-1",
-      "9223372036854775807", "9223372036854775808", "99999999999999999999", "1.5", "0x10", " ", "\t", "=", "\xff",
-      "\xC3\xA9", "&", "|", "~", "^", "'", "\""};
+  static const std::vector<std::string> tokens = {"(",
+                                                  ")",
+                                                  "!",
+                                                  "-",
+                                                  "+",
+                                                  "*",
+                                                  "/",
+                                                  "%",
+                                                  "<",
+                                                  "<=",
+                                                  "==",
+                                                  "!=",
+                                                  ">",
+                                                  ">=",
+                                                  "&&",
+                                                  "||",
+                                                  "?",
+                                                  ":",
+                                                  ",",
+                                                  "a",
+                                                  "b",
+                                                  "n",
+                                                  "block",
+                                                  "nosuch",
+                                                  "regtile",
+                                                  "ceil_div(",
+                                                  "min(",
+                                                  "max(",
+                                                  "sizeof(",
+                                                  "sizeof(type)",
+                                                  "0",
+                                                  "1",
+                                                  "-1",
+                                                  "9223372036854775807",
+                                                  "9223372036854775808",
+                                                  "99999999999999999999",
+                                                  "1.5",
+                                                  "0x10",
+                                                  " ",
+                                                  "\t",
+                                                  "=",
+                                                  "\xff",
+                                                  "\xC3\xA9",
+                                                  "&",
+                                                  "|",
+                                                  "~",
+                                                  "^",
+                                                  "'",
+                                                  "\""};
   std::string text = seed;
   for (std::size_t n = 1 + below(rng, 4); n > 0; --n) {
     switch (below(rng, 7)) {
-      case 0: text.insert(below(rng, text.size() + 1), pick(rng, tokens)); break;
+      case 0:
+        text.insert(below(rng, text.size() + 1), pick(rng, tokens));
+        break;
       case 1:
         if (!text.empty()) {
           const std::size_t at = below(rng, text.size());
@@ -314,12 +491,18 @@ std::string mutate_expression(const std::string& seed, Rng& rng) {
         text = prefix + text + suffix;
         break;
       }
-      case 3: text += " " + pick(rng, tokens) + " " + seed; break;
+      case 3:
+        text += " " + pick(rng, tokens) + " " + seed;
+        break;
       case 4:
         if (!text.empty()) text[below(rng, text.size())] = static_cast<char>(below(rng, 256));
         break;
-      case 5: text = "(" + text + ") ? " + seed + " : " + seed; break;
-      default: text = text.substr(0, below(rng, text.size() + 1)); break;
+      case 5:
+        text = "(" + text + ") ? " + seed + " : " + seed;
+        break;
+      default:
+        text = text.substr(0, below(rng, text.size() + 1));
+        break;
     }
   }
   return text;

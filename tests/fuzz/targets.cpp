@@ -35,12 +35,15 @@ namespace {
 // What `tune` prints before a message: the whole line must stay within 300 characters.
 constexpr std::size_t kMessageLimit = 300 - std::string_view("tune: error: ").size();
 
-std::size_t below(Rng& rng, std::size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); }
+std::size_t below(Rng& rng, std::size_t n) {
+  return n == 0 ? 0 : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+}
 bool chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
 
 std::string type_name(const std::exception& e) {
   int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> name(abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status), &std::free);
+  std::unique_ptr<char, decltype(&std::free)> name(abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status),
+                                                   &std::free);
   return status == 0 && name ? name.get() : typeid(e).name();
 }
 
@@ -71,7 +74,8 @@ std::string fingerprint(const std::string& path) {
       ++count;
       for (int c = 0; c < sqlite3_column_count(s); ++c) {
         const auto* text = sqlite3_column_blob(s, c);
-        rows.append(text ? static_cast<const char*>(text) : "<null>", text ? static_cast<std::size_t>(sqlite3_column_bytes(s, c)) : 6);
+        rows.append(text ? static_cast<const char*>(text) : "<null>",
+                    text ? static_cast<std::size_t>(sqlite3_column_bytes(s, c)) : 6);
         rows += '\x1f';
       }
       rows += '\x1e';
@@ -130,7 +134,8 @@ std::optional<std::string> nonsense_stored(const std::string& path) {
 Outcome refused(const std::string& message, const std::string& database, const std::string& before) {
   if (message.size() > kMessageLimit)
     return failure("a message of " + std::to_string(message.size()) + " characters: " + first_chars(message));
-  if (!database.empty() && fingerprint(database) != before) return failure("refused, but the database changed: " + message);
+  if (!database.empty() && fingerprint(database) != before)
+    return failure("refused, but the database changed: " + message);
   return {Outcome::Kind::refused, message};
 }
 
@@ -168,9 +173,12 @@ Outcome run_import(Target target, const std::string& input, const Workspace& wor
   try {
     {
       db::Store store(database);
-      if (target == Target::kernel_tuner) db::import_kernel_tuner(store, path, options);
-      else if (target == Target::t4) db::import_t4(store, path, options);
-      else db::import_json(store, path);
+      if (target == Target::kernel_tuner)
+        db::import_kernel_tuner(store, path, options);
+      else if (target == Target::t4)
+        db::import_t4(store, path, options);
+      else
+        db::import_json(store, path);
     }
     if (const auto broken = nonsense_stored(database)) return failure("accepted, but stored " + *broken);
     return {};
@@ -199,7 +207,8 @@ Outcome run_simulate(const std::string& input, const Workspace& workspace, Rng& 
     SimulationOptions options;
     options.budget.max_evals = 12;
     const SimulationResult result = simulate(landscape, *strategy, options);
-    if (result.best && !(*result.evaluations[*result.best].objective > 0)) return failure("the best objective is not positive");
+    if (result.best && !(*result.evaluations[*result.best].objective > 0))
+      return failure("the best objective is not positive");
     return {};
   } catch (const UsageError& e) {
     return refused(e.what(), "", "");
@@ -226,7 +235,8 @@ Outcome run_expression(const std::string& input, Rng& rng) {
     static const std::array<std::int64_t, 8> extremes = {0, 1, -1, 2, 64, INT64_MAX, INT64_MIN, INT64_MIN + 1};
     std::vector<std::int64_t> values(names.size());
     for (int round = 0; round < 6; ++round) {
-      for (auto& v : values) v = chance(rng, 0.5) ? extremes[below(rng, extremes.size())] : static_cast<std::int64_t>(below(rng, 1024));
+      for (auto& v : values)
+        v = chance(rng, 0.5) ? extremes[below(rng, extremes.size())] : static_cast<std::int64_t>(below(rng, 1024));
       (void)e.evaluate(values);
     }
     return {};
@@ -280,11 +290,16 @@ std::size_t characters(const std::string& text) {
 
 const char* name_of(Target target) {
   switch (target) {
-    case Target::kernel_tuner: return "kernel_tuner";
-    case Target::t4: return "t4";
-    case Target::cutune_json: return "cutune_json";
-    case Target::simulate: return "simulate";
-    case Target::expression: return "expression";
+    case Target::kernel_tuner:
+      return "kernel_tuner";
+    case Target::t4:
+      return "t4";
+    case Target::cutune_json:
+      return "cutune_json";
+    case Target::simulate:
+      return "simulate";
+    case Target::expression:
+      return "expression";
   }
   return "?";
 }
@@ -319,7 +334,8 @@ void make_base_database(const std::string& path) {
   int minute = 0;
   for (const std::int64_t n : {4096, 1 << 20}) {
     const std::string key = "n=" + std::to_string(n) + ",type=int32";
-    const auto problem = store.upsert_problem({0, "scan", key, n, "int32", R"({"n":)" + std::to_string(n) + R"(,"type":"int32"})"});
+    const auto problem =
+        store.upsert_problem({0, "scan", key, n, "int32", R"({"n":)" + std::to_string(n) + R"(,"type":"int32"})"});
     for (const auto device : {h100, a100}) {
       const auto run = store.begin_run({0, "scan", device, tmpl, "brute_force", 1, "max_evals=3", "tune --kernel scan",
                                         "cutune 0.1.0", "2026-01-01T00:00:00Z", "", ""});
@@ -352,21 +368,31 @@ void make_base_database(const std::string& path) {
         r.compile_s = 0.5;
         r.verify_s = 0.01;
         r.benchmark_s = 0.2;
-        r.launch_json = R"([{"kernel":"scan_lookback","grid":[2,1,1],"block":[256,1,1],"dynamic_shared_bytes":16904,"registers":32}])";
+        r.launch_json =
+            R"([{"kernel":"scan_lookback","grid":[2,1,1],"block":[256,1,1],"dynamic_shared_bytes":16904,"registers":32}])";
         r.created_at = "2026-01-01T00:" + std::string(minute < 10 ? "0" : "") + std::to_string(minute) + ":00Z";
         ++minute;
         store.add_result(r);
       }
       store.finish_run(run, "finished");
     }
-    store.put_cubin({0, "sm_90", tmpl, problem, "algo=lookback,block=256,ept=8,vec=4,pad=1", {0x7f, 'E', 'L', 'F', 0, 255, 3},
-                     "[]", R"(["-DCUTUNE_BLOCK=256"])", "13.0", "2026-01-01T00:00:00Z"});
+    store.put_cubin({0,
+                     "sm_90",
+                     tmpl,
+                     problem,
+                     "algo=lookback,block=256,ept=8,vec=4,pad=1",
+                     {0x7f, 'E', 'L', 'F', 0, 255, 3},
+                     "[]",
+                     R"(["-DCUTUNE_BLOCK=256"])",
+                     "13.0",
+                     "2026-01-01T00:00:00Z"});
   }
 }
 
 Exports export_seeds(const std::string& database, const std::filesystem::path& folder) {
   db::Store store(database, db::Store::Access::read);
-  Exports e{(folder / "seed-cutune.json").string(), (folder / "seed-kt.json").string(), (folder / "seed-t4.json").string()};
+  Exports e{(folder / "seed-cutune.json").string(), (folder / "seed-kt.json").string(),
+            (folder / "seed-t4.json").string()};
   db::export_json(store, {}, e.cutune_json);
   const db::Selection one{"scan", "GPU-h100", "n=4096,type=int32"};
   db::export_kernel_tuner(store, one, e.kernel_tuner);
@@ -380,31 +406,39 @@ Exports export_seeds(const std::string& database, const std::filesystem::path& f
 
 Outcome run_in_process(Target target, const std::string& input, const Workspace& workspace, Rng& rng) {
   switch (target) {
-    case Target::expression: return run_expression(input, rng);
-    case Target::simulate: return run_simulate(input, workspace, rng);
-    default: return run_import(target, input, workspace, rng);
+    case Target::expression:
+      return run_expression(input, rng);
+    case Target::simulate:
+      return run_simulate(input, workspace, rng);
+    default:
+      return run_import(target, input, workspace, rng);
   }
 }
 
-Outcome run_binary(Target target, const std::string& input, const Workspace& workspace, const std::string& tune, Rng& rng) {
+Outcome run_binary(Target target, const std::string& input, const Workspace& workspace, const std::string& tune,
+                   Rng& rng) {
   if (target == Target::expression) return run_expression(input, rng);
   const std::string path = input_file(workspace, input, rng);
   std::vector<std::string> arguments{tune};
   std::string database, before;
   if (target == Target::simulate) {
-    static const std::vector<std::string> names = {"brute_force", "random_sampling", "greedy_ils", "genetic_algorithm",
-                                                   "simulated_annealing", "bayes_opt"};
+    static const std::vector<std::string> names = {"brute_force",       "random_sampling",     "greedy_ils",
+                                                   "genetic_algorithm", "simulated_annealing", "bayes_opt"};
     arguments.insert(arguments.end(), {"--simulate", path, "--strategy", names[below(rng, names.size())], "--max-evals",
                                        "12", "--quiet", "--seed", std::to_string(below(rng, 1000))});
   } else {
     database = fresh_database(workspace);
     before = fingerprint(database);
     const db::ImportTarget options = import_target(target, rng);
-    arguments.insert(arguments.end(), {"db", target == Target::kernel_tuner ? "import-kt" : target == Target::t4 ? "import-t4" : "import",
+    arguments.insert(arguments.end(), {"db",
+                                       target == Target::kernel_tuner ? "import-kt"
+                                       : target == Target::t4         ? "import-t4"
+                                                                      : "import",
                                        path, "--db", database});
     if (!options.family.empty()) arguments.insert(arguments.end(), {"--family", options.family});
     if (!options.device_name.empty()) arguments.insert(arguments.end(), {"--device-name", options.device_name});
-    if (options.problem_size != 0) arguments.insert(arguments.end(), {"--problem-size", std::to_string(options.problem_size)});
+    if (options.problem_size != 0)
+      arguments.insert(arguments.end(), {"--problem-size", std::to_string(options.problem_size)});
   }
   const Ran ran = run_command(arguments, workspace.folder);
   if (ran.signal) return failure("signal " + std::to_string(ran.signal) + ": " + first_chars(ran.err));
@@ -419,7 +453,8 @@ Outcome run_binary(Target target, const std::string& input, const Workspace& wor
     return failure("exit 2 without one 'tune: error:' line: " + first_chars(ran.err));
   if (characters(ran.err) - 1 > 300)
     return failure("a line of " + std::to_string(characters(ran.err) - 1) + " characters: " + first_chars(ran.err));
-  if (!database.empty() && fingerprint(database) != before) return failure("exit 2, but the database changed: " + ran.err);
+  if (!database.empty() && fingerprint(database) != before)
+    return failure("exit 2, but the database changed: " + ran.err);
   return {Outcome::Kind::refused, ran.err.substr(0, newline)};
 }
 

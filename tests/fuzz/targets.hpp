@@ -47,7 +47,8 @@ Exports export_seeds(const std::string& database, const std::filesystem::path& f
 // One input through one target in this process.
 Outcome run_in_process(Target target, const std::string& input, const Workspace& workspace, Rng& rng);
 // The same through `tune` (not for expressions): exit 0 or 2, one stderr line on 2, no signal.
-Outcome run_binary(Target target, const std::string& input, const Workspace& workspace, const std::string& tune, Rng& rng);
+Outcome run_binary(Target target, const std::string& input, const Workspace& workspace, const std::string& tune,
+                   Rng& rng);
 
 // The input file a target reads (gzipped when `gzip`), written into the workspace.
 std::string write_input(const Workspace& workspace, const std::string& input, bool gzip);

@@ -28,9 +28,9 @@ inline Device& device() {
 }
 
 struct TempDb {
-  std::filesystem::path folder = std::filesystem::temp_directory_path() /
-                                 ("cutune-gpu-" + std::to_string(getpid()) + "-" +
-                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("cutune-gpu-" + std::to_string(getpid()) + "-" +
+                                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::string path = (folder / "results.db").string();
   TempDb() {
     std::filesystem::remove_all(folder);
@@ -94,8 +94,8 @@ inline void expect_whole_space_verified(const Family& family, const std::vector<
 
 // A planted error in the variants whose config key starts with one of `wrong_prefixes`: those must be
 // wrong_result with the first bad index at `index`, all others ok. Returns how many were rejected.
-inline int expect_rejected_exactly(const std::vector<db::ResultRecord>& rows, const std::vector<std::string>& wrong_prefixes,
-                                   std::int64_t index) {
+inline int expect_rejected_exactly(const std::vector<db::ResultRecord>& rows,
+                                   const std::vector<std::string>& wrong_prefixes, std::int64_t index) {
   int rejected = 0;
   for (const auto& r : rows) {
     const bool wrong = std::any_of(wrong_prefixes.begin(), wrong_prefixes.end(),
@@ -151,8 +151,12 @@ class EditedFamily : public Family {
   void generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const override {
     base_.generate_inputs(p, seed, inputs);
   }
-  HostBuffers reference(const Problem& p, const HostBuffers& inputs) const override { return base_.reference(p, inputs); }
-  Verdict compare(const Problem& p, const HostBuffers& e, const HostBuffers& a) const override { return base_.compare(p, e, a); }
+  HostBuffers reference(const Problem& p, const HostBuffers& inputs) const override {
+    return base_.reference(p, inputs);
+  }
+  Verdict compare(const Problem& p, const HostBuffers& e, const HostBuffers& a) const override {
+    return base_.compare(p, e, a);
+  }
   Work work(const Problem& p) const override { return base_.work(p); }
 
  private:

@@ -15,8 +15,8 @@ const Family& registered_avgmatvec() { return family_named("avgmatvec"); }
 TEST(GpuAvgmatvec, EveryConfigOfTheSpaceVerifies) {
   TempDb t;
   db::Store store(t.path);
-  const std::vector<Problem> problems{AvgmatvecFamily::make_problem(64, 100, 36),  // float4 rows of v and A
-                                      AvgmatvecFamily::make_problem(33, 50, 70),   // M, L only even: float2 at most
+  const std::vector<Problem> problems{AvgmatvecFamily::make_problem(64, 100, 36),    // float4 rows of v and A
+                                      AvgmatvecFamily::make_problem(33, 50, 70),     // M, L only even: float2 at most
                                       AvgmatvecFamily::make_problem(130, 257, 65)};  // odd: scalar loads, partial tiles
   const auto rows = tune(registered_avgmatvec(), store, quick_session(problems));
   EXPECT_EQ(rows.size(), registered_avgmatvec().space(device().limits()).enumerate().size() * problems.size());

@@ -35,7 +35,8 @@ TEST(GpuCubins, TheBestConfigOfEachProblemIsStoredAndLoads) {
   const auto& fingerprint = device.fingerprint();
   const std::string arch = device.limits().arch();
   for (const Problem& problem : options.problems) {
-    const lookup::Query query{"scan", {fingerprint.uuid, fingerprint.name, fingerprint.cc_major, fingerprint.cc_minor},
+    const lookup::Query query{"scan",
+                              {fingerprint.uuid, fingerprint.name, fingerprint.cc_major, fingerprint.cc_minor},
                               {problem.size(), problem.dtype()}};
     const auto match = results.find(query);
     EXPECT_EQ(match->level, lookup::Level::exact_device);

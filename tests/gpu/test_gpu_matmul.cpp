@@ -15,9 +15,10 @@ const Family& registered_matmul() { return family_named("matmul"); }
 TEST(GpuMatmul, EveryConfigOfTheSpaceVerifies) {
   TempDb t;
   db::Store store(t.path);
-  const std::vector<Problem> problems{MatmulFamily::make_problem(256, 128, 512),  // whole tiles, vector loads
-                                      MatmulFamily::make_problem(333, 200, 150),  // partial tiles, k % 4 != 0: scalar loads
-                                      MatmulFamily::make_problem(300, 260, 1100)};  // partial tiles, vector loads
+  const std::vector<Problem> problems{
+      MatmulFamily::make_problem(256, 128, 512),    // whole tiles, vector loads
+      MatmulFamily::make_problem(333, 200, 150),    // partial tiles, k % 4 != 0: scalar loads
+      MatmulFamily::make_problem(300, 260, 1100)};  // partial tiles, vector loads
   const auto rows = tune(registered_matmul(), store, quick_session(problems));
   EXPECT_EQ(rows.size(), registered_matmul().space(device().limits()).enumerate().size() * problems.size());
   expect_all_verified(rows);

@@ -47,7 +47,8 @@ std::vector<std::pair<std::string, Outcome>> evaluate_some(const Family& family,
   std::vector<std::pair<std::string, Outcome>> outcomes;
   for (const Config& config : space.enumerate()) {
     if (outcomes.size() == count) break;
-    const Compiled compiled = compile_apart(compile_request(family, source, space, config, problem, device().limits().arch()));
+    const Compiled compiled =
+        compile_apart(compile_request(family, source, space, config, problem, device().limits().arch()));
     EXPECT_TRUE(compiled.ok) << compiled.log;
     outcomes.emplace_back(space.key(config), evaluator.evaluate(space, config, compiled));
   }
@@ -83,8 +84,8 @@ TEST(GpuObservers, EnergyAndPowerArePlausibleForA2To27Copy) {
     // matters at 1 GiB moved per run).
     const double median_ms = outcome.measurement->median_ms;
     const double expected_j = *o.power_w * median_ms * 1e-3;
-    EXPECT_NEAR(*o.energy_j / expected_j, 1.0, 0.3) << config << ": " << *o.energy_j << " J, median " << median_ms
-                                                     << " ms at " << *o.power_w << " W";
+    EXPECT_NEAR(*o.energy_j / expected_j, 1.0, 0.3)
+        << config << ": " << *o.energy_j << " J, median " << median_ms << " ms at " << *o.power_w << " W";
     std::cout << config << ": " << median_ms << " ms, " << *o.energy_j * 1e3 << " mJ/run, " << *o.power_w << " W ("
               << o.energy_method << ", " << *o.energy_runs << " runs, idle " << idle_w << " W, limit " << *limit_w
               << " W), SM " << o.sm_clock_mhz.value_or(0) << " MHz, throttled " << o.throttled_samples.value_or(-1)
@@ -120,7 +121,8 @@ TEST(GpuObservers, RegisterCountsMatchTheCubinsAttributes) {
   int checked = 0;
   for (const Config& config : space.enumerate()) {
     if (checked == 6) break;
-    const Compiled compiled = compile_apart(compile_request(family, source, space, config, problem, device().limits().arch()));
+    const Compiled compiled =
+        compile_apart(compile_request(family, source, space, config, problem, device().limits().arch()));
     ASSERT_TRUE(compiled.ok) << compiled.log;
     const Outcome outcome = evaluator.evaluate(space, config, compiled);
     ASSERT_EQ(outcome.status, Status::ok) << outcome.error;

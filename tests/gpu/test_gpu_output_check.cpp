@@ -32,8 +32,10 @@ template <class T>
 void nudge(std::vector<std::byte>& bytes, std::size_t i, double relative, bool nan) {
   T v;
   std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
-  if constexpr (std::is_floating_point_v<T>) v = nan ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(v * (1 + relative));
-  else v = static_cast<T>(v + 1);
+  if constexpr (std::is_floating_point_v<T>)
+    v = nan ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(v * (1 + relative));
+  else
+    v = static_cast<T>(v + 1);
   std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
 }
 
@@ -51,20 +53,26 @@ TEST(GpuOutputCheck, AgreesWithTheHostRuleOnPlantedErrors) {
   std::mt19937_64 rng(5);
   // Sizes below, at and beyond one grid's worth of threads (8192 blocks of 256).
   for (const std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{8192} * 256 + 17}) {
-    for (const Typed& t : {Typed{"int32", 4}, Typed{"uint32", 4}, Typed{"int64", 8}, Typed{"uint64", 8}, Typed{"float32", 4},
-                          Typed{"float64", 8}}) {
+    for (const Typed& t : {Typed{"int32", 4}, Typed{"uint32", 4}, Typed{"int64", 8}, Typed{"uint64", 8},
+                           Typed{"float32", 4}, Typed{"float64", 8}}) {
       for (const bool exact : {true, false}) {
         if (exact == false && !t.type.starts_with("float")) continue;
         OutputRule rule{"out", t.type, true, exact, exact ? 0.0 : 1e-5, 0.0};
         OutputRule unchecked{"scratch", t.type, false};
         HostBuffers expected;
         const auto make = [&](const std::string& name) {
-          if (t.type == "int32") expected.at(name) = random_bytes<std::int32_t>(n, rng);
-          else if (t.type == "uint32") expected.at(name) = random_bytes<std::uint32_t>(n, rng);
-          else if (t.type == "int64") expected.at(name) = random_bytes<std::int64_t>(n, rng);
-          else if (t.type == "uint64") expected.at(name) = random_bytes<std::uint64_t>(n, rng);
-          else if (t.type == "float32") expected.at(name) = random_bytes<float>(n, rng);
-          else expected.at(name) = random_bytes<double>(n, rng);
+          if (t.type == "int32")
+            expected.at(name) = random_bytes<std::int32_t>(n, rng);
+          else if (t.type == "uint32")
+            expected.at(name) = random_bytes<std::uint32_t>(n, rng);
+          else if (t.type == "int64")
+            expected.at(name) = random_bytes<std::int64_t>(n, rng);
+          else if (t.type == "uint64")
+            expected.at(name) = random_bytes<std::uint64_t>(n, rng);
+          else if (t.type == "float32")
+            expected.at(name) = random_bytes<float>(n, rng);
+          else
+            expected.at(name) = random_bytes<double>(n, rng);
         };
         make("out");
         make("scratch");
@@ -84,12 +92,18 @@ TEST(GpuOutputCheck, AgreesWithTheHostRuleOnPlantedErrors) {
                 actual.at("out") = expected.at("out");
                 actual.at("scratch") = expected.at("scratch");
                 auto& bytes = actual.at(where);
-                if (t.type == "int32") nudge<std::int32_t>(bytes, i, relative, nan);
-                else if (t.type == "uint32") nudge<std::uint32_t>(bytes, i, relative, nan);
-                else if (t.type == "int64") nudge<std::int64_t>(bytes, i, relative, nan);
-                else if (t.type == "uint64") nudge<std::uint64_t>(bytes, i, relative, nan);
-                else if (t.type == "float32") nudge<float>(bytes, i, relative, nan);
-                else nudge<double>(bytes, i, relative, nan);
+                if (t.type == "int32")
+                  nudge<std::int32_t>(bytes, i, relative, nan);
+                else if (t.type == "uint32")
+                  nudge<std::uint32_t>(bytes, i, relative, nan);
+                else if (t.type == "int64")
+                  nudge<std::int64_t>(bytes, i, relative, nan);
+                else if (t.type == "uint64")
+                  nudge<std::uint64_t>(bytes, i, relative, nan);
+                else if (t.type == "float32")
+                  nudge<float>(bytes, i, relative, nan);
+                else
+                  nudge<double>(bytes, i, relative, nan);
                 actual_out.upload(actual.at("out").data(), n * t.bytes);
                 actual_scratch.upload(actual.at("scratch").data(), n * t.bytes);
                 const std::vector<OutputRule> rules{rule, unchecked};
@@ -98,9 +112,9 @@ TEST(GpuOutputCheck, AgreesWithTheHostRuleOnPlantedErrors) {
                     {&rules[1], expected_scratch.get(), actual_scratch.get(), static_cast<std::int64_t>(n)}};
                 const OutputCheck on_gpu = checker.check(outputs, stream.get());
                 const OutputCheck on_host = check_outputs(rules, expected, actual);
-                const std::string what = t.type + (exact ? " exact" : " rtol 1e-5") + ", n " + std::to_string(n) + ", " +
-                                         where + "[" + std::to_string(i) + "] nudged by " + std::to_string(relative) +
-                                         (nan ? " (NaN)" : "");
+                const std::string what = t.type + (exact ? " exact" : " rtol 1e-5") + ", n " + std::to_string(n) +
+                                         ", " + where + "[" + std::to_string(i) + "] nudged by " +
+                                         std::to_string(relative) + (nan ? " (NaN)" : "");
                 ASSERT_EQ(on_gpu.pass, on_host.pass) << what;
                 if (on_host.pass) continue;
                 ASSERT_TRUE(on_gpu.first_break && on_host.first_break) << what;
@@ -135,13 +149,14 @@ TEST(GpuOutputCheck, ReportsTheLowestOfSeveralBrokenElements) {
     actual[low] = -1;
     actual[high] = -2;
     actual_device.upload(actual.data(), n * 8);
-    const OutputCheck check = checker.check({{&rules[0], expected_device.get(), actual_device.get(), static_cast<std::int64_t>(n)}},
-                                            stream.get());
+    const OutputCheck check = checker.check(
+        {{&rules[0], expected_device.get(), actual_device.get(), static_cast<std::int64_t>(n)}}, stream.get());
     ASSERT_FALSE(check.pass);
     ASSERT_TRUE(check.first_break);
     EXPECT_EQ(check.first_break->index, static_cast<std::int64_t>(std::min(low, high))) << low << " and " << high;
     const Verdict verdict = verdict_of(rules, check);
     EXPECT_EQ(verdict.first_bad_index, static_cast<std::int64_t>(std::min(low, high)));
-    EXPECT_NE(verdict.message.find("got " + std::to_string(low < high ? -1 : -2)), std::string::npos) << verdict.message;
+    EXPECT_NE(verdict.message.find("got " + std::to_string(low < high ? -1 : -2)), std::string::npos)
+        << verdict.message;
   }
 }

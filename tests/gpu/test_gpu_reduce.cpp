@@ -46,8 +46,8 @@ TEST(GpuReduce, TheExtremeIsFoundWhereverItIs) {
                               "block=512,ept=16,vec=4,finish=shuffle,fold=8,pad=0,pass=lastblock,preset=memset",
                               "block=1024,ept=16,vec=4,finish=shuffle,fold=1,pad=0,pass=atomic,preset=stream"}) {
         const Config config = space.parse(key);
-        const Compiled compiled =
-            cache.compile_one(compile_request(reduce, reduce.source(), space, config, problem, device().limits().arch()));
+        const Compiled compiled = cache.compile_one(
+            compile_request(reduce, reduce.source(), space, config, problem, device().limits().arch()));
         const Outcome outcome = evaluator.evaluate(space, config, compiled);
         EXPECT_EQ(outcome.status, Status::ok) << key << ", " << to_string(op) << " at " << at << ": " << outcome.error;
       }
@@ -60,12 +60,14 @@ TEST(GpuReduce, PlantedWrongVariantIsRejected) {
   db::Store store(t.path);
   // The shuffle fold skips its last level within each warp: odd lanes' values are lost, in the
   // shuffle configs only.
-  EditedFamily wrong(registered_reduce(),
-                     "  for (int s = 16; s > 0; s >>= 1) value = combine(value, __shfl_down_sync(FULL_MASK, value, s));\n"
-                     "  if (lane == 0) sh.warp_totals[warp] = value;",
-                     "  for (int s = 16; s > 1; s >>= 1) value = combine(value, __shfl_down_sync(FULL_MASK, value, s));\n"
-                     "  if (lane == 0) sh.warp_totals[warp] = value;");
-  const auto rows = tune(wrong, store, quick_session({ReduceFamily::make_problem(100'003, ReductionOp::sum, "float32")}));
+  EditedFamily wrong(
+      registered_reduce(),
+      "  for (int s = 16; s > 0; s >>= 1) value = combine(value, __shfl_down_sync(FULL_MASK, value, s));\n"
+      "  if (lane == 0) sh.warp_totals[warp] = value;",
+      "  for (int s = 16; s > 1; s >>= 1) value = combine(value, __shfl_down_sync(FULL_MASK, value, s));\n"
+      "  if (lane == 0) sh.warp_totals[warp] = value;");
+  const auto rows =
+      tune(wrong, store, quick_session({ReduceFamily::make_problem(100'003, ReductionOp::sum, "float32")}));
   int rejected = 0, accepted = 0;
   for (const auto& r : rows) {
     if (r.config.find("finish=shuffle") != std::string::npos) {

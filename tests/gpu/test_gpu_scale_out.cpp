@@ -44,7 +44,8 @@ TEST(GpuScaleOut, TwoWorkersOnOneGpuStoreWhatOneWorkerStores) {
   // Tile 2 of the look-back variant adds one too many (as in test_gpu_scan).
   const EditedFamily wrong(family_named("scan"), "finish_tile(out, n, tile_first, len, sh.block_prefix + prefix);",
                            "finish_tile(out, n, tile_first, len, sh.block_prefix + prefix + (tile == 2 ? 1 : 0));");
-  const std::vector<Problem> problems{ScanFamily::make_problem(200'000, "int32"), ScanFamily::make_problem(70'001, "int32")};
+  const std::vector<Problem> problems{ScanFamily::make_problem(200'000, "int32"),
+                                      ScanFamily::make_problem(70'001, "int32")};
   TempDb t;  // one per test: its folder is named by the test
   db::Store one_store((t.folder / "one.db").string()), two_store((t.folder / "two.db").string());
   Session one(wrong, device(), one_store, quick_session(problems));

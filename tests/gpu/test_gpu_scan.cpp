@@ -78,7 +78,8 @@ TEST(GpuScan, LowestBadIndexIsFoundWhereverItIs) {
 
   std::mt19937_64 rng(7);
   std::vector<std::vector<std::int64_t>> plantings{{0}, {n - 1}, {1023}, {1024}, {4095, 4096}, {4096}, {12288, 40000}};
-  for (int i = 0; i < 4; ++i) plantings.push_back({static_cast<std::int64_t>(rng() % n), static_cast<std::int64_t>(rng() % n)});
+  for (int i = 0; i < 4; ++i)
+    plantings.push_back({static_cast<std::int64_t>(rng() % n), static_cast<std::int64_t>(rng() % n)});
 
   CompileCache cache(CompileCache::default_folder());
   GpuEvaluator evaluator(device(), scan, quick());
@@ -93,7 +94,8 @@ TEST(GpuScan, LowestBadIndexIsFoundWhereverItIs) {
       const Compiled compiled =
           cache.compile_one(compile_request(scan, scan.source(), space, config, problem, device().limits().arch()));
       const Outcome outcome = evaluator.evaluate(space, config, compiled);
-      EXPECT_EQ(outcome.status, Status::ok) << space.key(config) << " with bad index " << bad.front() << ": " << outcome.error;
+      EXPECT_EQ(outcome.status, Status::ok)
+          << space.key(config) << " with bad index " << bad.front() << ": " << outcome.error;
     }
   }
 }
@@ -138,11 +140,12 @@ TEST(GpuScan, FaultingVariantIsContainedAndTheRunGoesOn) {
   // Blocks of 64 threads write far outside any allocation: an illegal address, after which the
   // driver refuses all work in that process. The session must record it, replace its worker
   // process, and evaluate the rest correctly.
-  EditedScan faulting("__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
-                      "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {",
-                      "__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
-                      "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {\n"
-                      "  if (BLOCK == 64) out[1ll << 40] = 1;");
+  EditedScan faulting(
+      "__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
+      "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {",
+      "__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
+      "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {\n"
+      "  if (BLOCK == 64) out[1ll << 40] = 1;");
   const Problem problem = ScanFamily::make_problem(30'000, "int64");
   Session session(faulting, device(), store, session_options({problem}));
   const SessionResult result = session.run();
@@ -171,12 +174,13 @@ TEST(GpuScan, FaultingVariantIsContainedAndTheRunGoesOn) {
 TEST(GpuScan, HangingVariantTimesOutAndTheRunGoesOn) {
   TempDb t;
   db::Store store(t.path);
-  EditedScan hanging("__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
-                     "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {",
-                     "__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
-                     "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {\n"
-                     "  if (EPT == 16 && VEC == 4 && CUTUNE_PAD == 1) { while (*(volatile long long*)out != -12345) {} }",
-                     "block=1024");
+  EditedScan hanging(
+      "__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
+      "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {",
+      "__device__ __forceinline__ void store_offsets(sum_t* __restrict__ out, long long n, long long tile_first,\n"
+      "                                              const sum_t (&inclusive)[EPT], sum_t* staging) {\n"
+      "  if (EPT == 16 && VEC == 4 && CUTUNE_PAD == 1) { while (*(volatile long long*)out != -12345) {} }",
+      "block=1024");
   SessionOptions options = session_options({ScanFamily::make_problem(100'000, "int32")});
   options.measure.timeout_seconds = 2;
   Session session(hanging, device(), store, options);

@@ -124,8 +124,9 @@ TEST(GpuSpec, ExampleSpecsTuneVerifyAndAnswerLookupsWithCubins) {
     const char* problem;
     std::vector<lookup::Field> fields;
   };
-  for (const Case& c : {Case{"conv2d/conv2d.toml", "height=1001,width=777,radius=3", {{"radius", "3"}}},
-                        Case{"histogram/histogram.toml", "n=1000003,bins=100,type=int32", {{"bins", "100"}, {"type", "int32"}}}}) {
+  for (const Case& c :
+       {Case{"conv2d/conv2d.toml", "height=1001,width=777,radius=3", {{"radius", "3"}}},
+        Case{"histogram/histogram.toml", "n=1000003,bins=100,type=int32", {{"bins", "100"}, {"type", "int32"}}}}) {
     SCOPED_TRACE(c.spec);
     const auto family = load_spec_family(kExamples / c.spec);
     const Problem problem = family->parse_problem(c.problem);
@@ -188,8 +189,10 @@ TEST(GpuSpec, CopyAndResampleSpecsFindTheSameBestConfigsAsTheirCppFamilies) {
   const ResampleFamily resample;
   const std::vector<std::pair<const Family*, std::vector<std::string>>> cases{
       {&copy, {"n=33554432,type=float32", "n=33554432,type=float32,offset=1", "n=33554432,type=float32,stride=2"}},
-      {&resample, {"series=96,points=86400,window=6,op=mean,type=float32", "series=96,points=86400,window=3600,op=mean,type=float32",
-                   "series=96,points=86400,window=60,op=max,type=float32"}}};
+      {&resample,
+       {"series=96,points=86400,window=6,op=mean,type=float32",
+        "series=96,points=86400,window=3600,op=mean,type=float32",
+        "series=96,points=86400,window=60,op=max,type=float32"}}};
   for (const auto& [builtin, keys] : cases) {
     SCOPED_TRACE(builtin->name());
     const auto spec = load_spec_family(kExamples / "specs" / (builtin->name() + ".toml"));
@@ -238,7 +241,8 @@ TEST(GpuLookupIdentity, ReduceSumAndMinAtOneSizeAnswerOnlyTheirOwnLookups) {
   }
   lookup::Database results(t.path);
   const std::string uuid = device().fingerprint().uuid;
-  for (const auto& [op, word] : {std::pair{"sum", 0u}, {"min", std::bit_cast<std::uint32_t>(std::numeric_limits<float>::infinity())}}) {
+  for (const auto& [op, word] :
+       {std::pair{"sum", 0u}, {"min", std::bit_cast<std::uint32_t>(std::numeric_limits<float>::infinity())}}) {
     SCOPED_TRACE(op);
     const lookup::Query query{"reduce", {uuid, "", 0, 0}, {n, "float32", {{"op", op}}}};
     const auto match = results.find(query);

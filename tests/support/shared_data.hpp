@@ -12,7 +12,7 @@ inline std::filesystem::path landscapes_folder() { return std::filesystem::path(
 
 }  // namespace cutune::testing
 
-#define CUTUNE_ASSERT_LANDSCAPES()                                                           \
-  ASSERT_TRUE(std::filesystem::is_directory(::cutune::testing::landscapes_folder()))         \
-      << "no shared landscapes at " << ::cutune::testing::landscapes_folder().string()       \
+#define CUTUNE_ASSERT_LANDSCAPES()                                                     \
+  ASSERT_TRUE(std::filesystem::is_directory(::cutune::testing::landscapes_folder()))   \
+      << "no shared landscapes at " << ::cutune::testing::landscapes_folder().string() \
       << " (the folder ../shared/landscapes beside the checkout, with Kernel Tuner cache files)"

@@ -21,8 +21,8 @@ int c_client_describe(const char* path, const char* uuid, int64_t n, char* out, 
   if (status == CUTUNE_OK) status = cutune_match_integer(match, "block", &block);
   if (status == CUTUNE_OK) status = cutune_match_launch(match, 0, &launch);
   if (status == CUTUNE_OK)
-    snprintf(out, out_size, "level=%d %s config=%s block=%lld launches=%zu kernel=%s grid=%u", cutune_match_level(match),
-             cutune_match_level_name(match), cutune_match_config(match), (long long)block,
+    snprintf(out, out_size, "level=%d %s config=%s block=%lld launches=%zu kernel=%s grid=%u",
+             cutune_match_level(match), cutune_match_level_name(match), cutune_match_config(match), (long long)block,
              cutune_match_launch_count(match), launch.kernel, launch.grid[0]);
   cutune_match_free(match);
   cutune_db_close(db);

@@ -59,7 +59,8 @@ class ResultsBuilder {
 
   std::int64_t problem(const std::string& family, std::int64_t n, const std::string& dtype) {
     const std::string key = "n=" + std::to_string(n) + ",type=" + dtype;
-    return store_.upsert_problem({0, family, key, n, dtype, R"({"n":)" + std::to_string(n) + R"(,"type":")" + dtype + "\"}"});
+    return store_.upsert_problem(
+        {0, family, key, n, dtype, R"({"n":)" + std::to_string(n) + R"(,"type":")" + dtype + "\"}"});
   }
 
   std::int64_t template_of(const std::string& family) {
@@ -86,9 +87,9 @@ class ResultsBuilder {
   }
 
   // An ok result whose run of the plan took `energy_j` joules at `power_w` watts.
-  db::ResultRecord with_energy(std::int64_t device_id, const std::string& family, std::int64_t n, const std::string& dtype,
-                               const std::string& config, double ms, std::optional<double> energy_j,
-                               std::optional<double> power_w = std::nullopt) {
+  db::ResultRecord with_energy(std::int64_t device_id, const std::string& family, std::int64_t n,
+                               const std::string& dtype, const std::string& config, double ms,
+                               std::optional<double> energy_j, std::optional<double> power_w = std::nullopt) {
     db::Observations o;
     o.energy_j = energy_j;
     o.power_w = power_w;
@@ -136,7 +137,8 @@ class ResultsBuilder {
   std::int64_t run(std::int64_t device_id, std::int64_t template_id, const std::string& family) {
     auto [it, fresh] = runs_.try_emplace({device_id, family}, 0);
     if (fresh)
-      it->second = store_.begin_run({0, family, device_id, template_id, "brute_force", 1, "unlimited", "test", "test", "", "", ""});
+      it->second = store_.begin_run(
+          {0, family, device_id, template_id, "brute_force", 1, "unlimited", "test", "test", "", "", ""});
     return it->second;
   }
 

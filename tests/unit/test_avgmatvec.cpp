@@ -13,7 +13,7 @@ using namespace cutune::testing;
 
 TEST(AverageThenMultiply, MatchesHandComputedResult) {
   // Two sets of two vectors of length 2, laid out v[n][l][m].
-  const std::vector<float> v{1, 3, 2, 6,    // set 0: averages (2, 4)
+  const std::vector<float> v{1, 3, 2,  6,    // set 0: averages (2, 4)
                              0, 2, 10, 20};  // set 1: averages (1, 15)
   const std::vector<float> a{1, 2, 3, 4};
   std::vector<double> y(4);

@@ -169,7 +169,8 @@ TEST(WarmPrior, KeepsSourcesApartAndWeighsThemByWhatTheyPredict) {
   Eigen::VectorXd y(scores.rows());
   for (Eigen::Index i = 0; i < scores.rows(); ++i) {
     scores.row(i) = prior.scores(measured[static_cast<std::size_t>(i)]).transpose();
-    y(i) = std::log(static_cast<double>(measured[static_cast<std::size_t>(i)].values[0] + measured[static_cast<std::size_t>(i)].values[1]));
+    y(i) = std::log(static_cast<double>(measured[static_cast<std::size_t>(i)].values[0] +
+                                        measured[static_cast<std::size_t>(i)].values[1]));
   }
   y = (y.array() - y.mean()) / std::sqrt((y.array() - y.mean()).square().sum() / static_cast<double>(y.size() - 1));
   const Eigen::VectorXd both = prior.fit_weights(scores, y);
@@ -199,7 +200,8 @@ TEST(BayesOpt, BatchesGrowWithWhatTheModelKnows) {
   std::size_t observed = 0;
   for (const std::size_t expected : {6, 3, 4, 6, 9, 14, 16, 3, 0}) {  // 61 valid configs
     const auto batch = search.propose(16);
-    EXPECT_EQ(batch.size(), expected) << "after " << observed;  // the design, then half of what was observed, then the rest
+    EXPECT_EQ(batch.size(), expected) << "after "
+                                      << observed;  // the design, then half of what was observed, then the rest
     for (const auto& c : batch) {
       EXPECT_TRUE(space.valid(c));
       EXPECT_TRUE(seen.insert(c).second) << space.key(c);
@@ -214,12 +216,12 @@ TEST(WarmStart, ReadsOnlyTheSameFamilyAndLeavesOutTheSearchsOwnResults) {
   db::Store store((folder / "w.db").string());
   cutune::testing::ResultsBuilder add(store);
   const auto here = add.device("GPU-here", "H100", 9, 0), there = add.device("GPU-there", "A100", 8, 0);
-  add.result(here, "scan", 1024, "int32", "algo=warp,block=256", 1.0);       // this search's own
-  add.result(here, "scan", 2048, "int32", "algo=warp,block=128", 2.0);       // another size
-  add.result(there, "scan", 1024, "int32", "algo=warp,block=512", 3.0);      // another GPU
-  add.result(there, "scan", 1024, "int32", "algo=warp,block=999", 3.0);      // off this space
+  add.result(here, "scan", 1024, "int32", "algo=warp,block=256", 1.0);   // this search's own
+  add.result(here, "scan", 2048, "int32", "algo=warp,block=128", 2.0);   // another size
+  add.result(there, "scan", 1024, "int32", "algo=warp,block=512", 3.0);  // another GPU
+  add.result(there, "scan", 1024, "int32", "algo=warp,block=999", 3.0);  // off this space
   add.result(there, "scan", 1024, "int32", "algo=warp,block=64", std::nullopt, "compile_error");
-  add.result(there, "reduce", 1024, "int32", "algo=warp,block=128", 0.5);    // another family
+  add.result(there, "reduce", 1024, "int32", "algo=warp,block=128", 0.5);  // another family
 
   Space space;
   space.labelled_axis("algo", {"warp", "blelloch"}).axis("block", {64, 128, 256, 512});
@@ -253,7 +255,8 @@ TEST(StrategyOptions, AreValidatedWhereTheStrategyReadsThem) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message({"bayes_opt", {{"nosuch", "1"}}}).find("no such option (known: initial, candidates"), std::string::npos);
+  EXPECT_NE(message({"bayes_opt", {{"nosuch", "1"}}}).find("no such option (known: initial, candidates"),
+            std::string::npos);
   EXPECT_NE(message({"bayes_opt", {{"initial", "0"}}}).find("whole number from 1 to"), std::string::npos);
   EXPECT_NE(message({"bayes_opt", {{"initial", "4x"}}}).find("initial=4x"), std::string::npos);
   EXPECT_NE(message({"bayes_opt", {{"exploration", "nan"}}}).find("a number from 0 to 10"), std::string::npos);

@@ -115,7 +115,8 @@ TEST(CompileKey, CoversSourceOptionsAndArch) {
 TEST(CompileCache, ParallelBatchMatchesSerialAndHitsAfterwards) {
   cutune::testing::TempFolder folder;
   const CompileCache cache(folder.string());
-  std::vector<CompileRequest> requests{request("*out = VALUE;"), request("*out = broken"), request("*out = VALUE + 1;")};
+  std::vector<CompileRequest> requests{request("*out = VALUE;"), request("*out = broken"),
+                                       request("*out = VALUE + 1;")};
   const auto results = cache.compile_all(requests, 2);
   ASSERT_EQ(results.size(), 3u);
   EXPECT_TRUE(results[0].ok);

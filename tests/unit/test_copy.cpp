@@ -69,8 +69,8 @@ TEST(CopyPlan, OneTilePerBlockAndTheProbeAsArguments) {
   ASSERT_EQ(steps.size(), 1u);
   const auto& launch = std::get<KernelLaunch>(steps[0]);
   EXPECT_EQ(launch.grid.x, (1'000'000u + 4095) / 4096);
-  EXPECT_EQ(std::get<std::int64_t>(launch.args[1]), 0);        // offset
-  EXPECT_EQ(std::get<std::int64_t>(launch.args[2]), 2);        // stride
+  EXPECT_EQ(std::get<std::int64_t>(launch.args[1]), 0);          // offset
+  EXPECT_EQ(std::get<std::int64_t>(launch.args[2]), 2);          // stride
   EXPECT_EQ(std::get<std::int64_t>(launch.args[3]), 1'000'000);  // n
   EXPECT_DOUBLE_EQ(copy.work(p).bytes, 2.0 * 1'000'000 * 4);
 }

@@ -78,8 +78,9 @@ TEST(Expression, ErrorsQuoteTheTextAndColumn) {
   EXPECT_EQ(error_of("a + b)"), "constraint 'a + b)': unexpected ')' at column 6");
   EXPECT_EQ(error_of("blok * 2"), "constraint 'blok * 2': unknown parameter 'blok' at column 1");
   EXPECT_EQ(error_of("a = b"), "constraint 'a = b': unexpected '=' (did you mean '=='?) at column 3");
-  EXPECT_EQ(error_of("a < b < c"), "constraint 'a < b < c': comparisons do not chain; join them with && or add "
-                                   "parentheses at column 7");
+  EXPECT_EQ(error_of("a < b < c"),
+            "constraint 'a < b < c': comparisons do not chain; join them with && or add "
+            "parentheses at column 7");
   // C reads this as (a < b) == 1, Python as a < b and b == 1: neither is assumed.
   EXPECT_NE(error_of("a < b == 1").find("comparisons do not chain"), std::string::npos);
   EXPECT_EQ(error_of("a * 1.5"), "constraint 'a * 1.5': only integer literals are allowed at column 6");

@@ -66,7 +66,8 @@ TEST(ProblemSchema, DerivesKeySizeTypeAndMatchKey) {
 }
 
 TEST(ProblemSchema, ProductOfExtentsIsTheSize) {
-  const ProblemSchema schema = ProblemSchema().extent("m").extent("n").extent("k").element_type("type", {"float32"}, "float32");
+  const ProblemSchema schema =
+      ProblemSchema().extent("m").extent("n").extent("k").element_type("type", {"float32"}, "float32");
   const Problem p = schema.make({{"m", 3000}, {"n", 1500}, {"k", 2500}});
   EXPECT_EQ(p.size(), std::int64_t{3000} * 1500 * 2500);
   EXPECT_EQ(p.match_key(), "type=float32");
@@ -93,7 +94,8 @@ TEST(ProblemSchema, BadValuesAreOneClearLine) {
             "problem field 'op' takes one of sum, min, max (got 'mean')");
   EXPECT_EQ(usage_error_of([&] { schema.parse("n=ten"); }), "problem field 'n' takes an integer (got 'ten')");
   EXPECT_EQ(usage_error_of([&] { schema.parse("n=0"); }), "problem field 'n' must be at least 1 (got 0)");
-  EXPECT_EQ(usage_error_of([&] { schema.parse("n=5,offset=-1"); }), "problem field 'offset' must be at least 0 (got -1)");
+  EXPECT_EQ(usage_error_of([&] { schema.parse("n=5,offset=-1"); }),
+            "problem field 'offset' must be at least 0 (got -1)");
   EXPECT_EQ(usage_error_of([&] { schema.parse("op=sum"); }), "problem field 'n' needs a value (it has no default)");
   EXPECT_THROW(schema.from_descriptor(nlohmann::json{{"n", 1.5}}), UsageError);
   EXPECT_THROW(ProblemSchema::from_json(nlohmann::json{{"fields", {{{"name", "n"}, {"kind", "size"}}}}}), UsageError);

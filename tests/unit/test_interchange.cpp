@@ -37,7 +37,8 @@ std::map<NaturalKey, ResultRecord> results_by_key(Store& store) {
   std::map<NaturalKey, ResultRecord> rows;
   // kResultColumns has 28 columns and the observations; the natural key follows.
   const int key = 28 + static_cast<int>(kObservationFields.size());
-  while (s.step()) rows[{s.column_text(key), s.column_text(key + 1), s.column_text(key + 2), s.column_text(5)}] = read_result(s);
+  while (s.step())
+    rows[{s.column_text(key), s.column_text(key + 1), s.column_text(key + 2), s.column_text(5)}] = read_result(s);
   return rows;
 }
 
@@ -72,8 +73,8 @@ void expect_same_results(Store& expected_store, Store& actual_store) {
     EXPECT_EQ(a.launch_json, e.launch_json) << what;
     EXPECT_EQ(a.created_at, e.created_at) << what;
     EXPECT_EQ(a.elapsed_s, e.elapsed_s) << what;
-    EXPECT_EQ(a.observations, e.observations) << what << ": " << to_json(a.observations).dump() << " instead of "
-                                              << to_json(e.observations).dump();
+    EXPECT_EQ(a.observations, e.observations)
+        << what << ": " << to_json(a.observations).dump() << " instead of " << to_json(e.observations).dump();
   }
 }
 
@@ -124,10 +125,19 @@ struct Tuned {
       b.with_energy(h100, "scan", n, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.02, 0.009, 450);
       b.result(h100, "scan", n, "int32", "algo=blelloch,block=1024,ept=16,vec=4,pad=1", std::nullopt, "compile_error");
       b.result(a100, "scan", n, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.05);
-      store.put_cubin({0, "sm_90", fast.template_id, fast.problem_id, fast.config, {0x7f, 'E', 'L', 'F', 0, 255, 3},
-                       fast.launch_json, R"(["-DCUTUNE_BLOCK=256"])", "13.0", ""});
+      store.put_cubin({0,
+                       "sm_90",
+                       fast.template_id,
+                       fast.problem_id,
+                       fast.config,
+                       {0x7f, 'E', 'L', 'F', 0, 255, 3},
+                       fast.launch_json,
+                       R"(["-DCUTUNE_BLOCK=256"])",
+                       "13.0",
+                       ""});
     }
-    auto wrong = b.result(h100, "scan", 4096, "int32", "algo=warp,block=64,ept=1,vec=1,pad=0", std::nullopt, "wrong_result");
+    auto wrong =
+        b.result(h100, "scan", 4096, "int32", "algo=warp,block=64,ept=1,vec=1,pad=0", std::nullopt, "wrong_result");
     wrong.error = "tooffsets[17]: expected 3, got 4";
     wrong.error_index = 17;
     wrong.gbs = 12.5;
@@ -153,7 +163,8 @@ std::string fastest_entry(const nlohmann::json& file) {
 std::string config_text_of_entry(const nlohmann::json& file, const std::string& key) {
   std::string text;
   for (const auto& name : file.at("tune_params_keys"))
-    text += (text.empty() ? "" : ",") + name.get<std::string>() + "=" + file.at("cache").at(key).at(name.get<std::string>()).dump();
+    text += (text.empty() ? "" : ",") + name.get<std::string>() + "=" +
+            file.at("cache").at(key).at(name.get<std::string>()).dump();
   return text;
 }
 
@@ -250,7 +261,8 @@ TEST(KernelTunerRoundTrip, ALandscapeExportedAndReimportedIsUnchanged) {
   EXPECT_EQ(written.at("problem_size"), source.at("problem_size"));
   EXPECT_EQ(written.at("tune_params_keys"), source.at("tune_params_keys"));
   ASSERT_EQ(written.at("cache").size(), source.at("cache").size());
-  for (const auto& [key, entry] : source.at("cache").items()) EXPECT_EQ(written.at("cache").at(key).at("time"), entry.at("time")) << key;
+  for (const auto& [key, entry] : source.at("cache").items())
+    EXPECT_EQ(written.at("cache").at(key).at("time"), entry.at("time")) << key;
 }
 
 // ---- faithful files (issue 21, item 8): an export of an import gives back every field ---------------
@@ -359,7 +371,8 @@ TEST(KernelTunerRoundTrip, FailuresOfEveryKindComeBackByName) {
 
 TEST(T4RoundTrip, AT4FileExportedFromItsImportKeepsEveryField) {
   // The fuzzers' seed: a measured result with runtimes and GB/s, a compile failure, a wrong result.
-  const std::string fixture = (std::filesystem::path(__FILE__).parent_path().parent_path() / "fuzz/corpus/t4-plain.json").string();
+  const std::string fixture =
+      (std::filesystem::path(__FILE__).parent_path().parent_path() / "fuzz/corpus/t4-plain.json").string();
   TempFolder folder;
   Store store(folder.file("t4.db"));
   import_t4(store, fixture, {"stencil", "Lab GPU", 1000, ""});
@@ -387,7 +400,8 @@ TEST(T4RoundTrip, ALandscapeThroughT4KeepsItsSamplesAsRuntimes) {
   ASSERT_EQ(runtimes.size(), source.at("cache").size());
   for (const auto& [key, entry] : source.at("cache").items()) {
     nlohmann::json configuration;
-    for (const auto& name : source.at("tune_params_keys")) configuration[name.get<std::string>()] = entry.at(name.get<std::string>());
+    for (const auto& name : source.at("tune_params_keys"))
+      configuration[name.get<std::string>()] = entry.at(name.get<std::string>());
     EXPECT_EQ(runtimes.at(configuration), entry.value("times", nlohmann::json::array())) << key;
   }
   EXPECT_EQ(t4_exported_again(folder, folder.file("pnpoly-t4.json")), written);  // and back through T4: the same file
@@ -433,7 +447,8 @@ TEST(T4RoundTrip, OurResultsComeBackUnchanged) {
   EXPECT_EQ(written.at("schema_version"), "1.0.0");
   ASSERT_EQ(written.at("results").size(), 3u);
   for (const auto& r : written.at("results"))
-    for (const char* required : {"configuration", "times", "invalidity", "correctness"}) EXPECT_TRUE(r.contains(required)) << required;
+    for (const char* required : {"configuration", "times", "invalidity", "correctness"})
+      EXPECT_TRUE(r.contains(required)) << required;
 
   Store again(tuned.folder.file("again.db"));
   import_t4(again, exported);
@@ -517,8 +532,9 @@ TEST(JsonDocument, ObservationsAreAnObjectOfTheKnownOnes) {
     if (r.at("problem_key") == "n=4096,type=int32") by_config[r.at("config")] = r.at("observations");
   EXPECT_EQ(by_config.at("algo=lookback,block=256,ept=8,vec=4,pad=1").size(), kObservationFields.size());
   EXPECT_EQ(by_config.at("algo=lookback,block=256,ept=8,vec=4,pad=1").at("spill_store_bytes"), 0) << "0 is known";
-  EXPECT_EQ(by_config.at("algo=warp,block=128,ept=4,vec=4,pad=0"),
-            nlohmann::ordered_json::parse(R"({"energy_j": 0.009, "power_w": 450.0, "energy_method": "energy_counter"})"));
+  EXPECT_EQ(
+      by_config.at("algo=warp,block=128,ept=4,vec=4,pad=0"),
+      nlohmann::ordered_json::parse(R"({"energy_j": 0.009, "power_w": 450.0, "energy_method": "energy_counter"})"));
   EXPECT_EQ(by_config.at("algo=blelloch,block=1024,ept=16,vec=4,pad=1"), nlohmann::ordered_json::object());
 
   for (auto& r : document.at("results")) r.at("observations")["from_a_newer_cutune"] = 1;
@@ -529,8 +545,9 @@ TEST(JsonDocument, ObservationsAreAnObjectOfTheKnownOnes) {
   import_json(expected, tuned.folder.file("h100.json"));
   expect_same_results(expected, again);
   const auto rows = results_by_key(again);
-  EXPECT_EQ(rows.at({"GPU-h100", "scan", "n=4096,type=int32", "algo=lookback,block=256,ept=8,vec=4,pad=1"}).observations,
-            every_observation());
+  EXPECT_EQ(
+      rows.at({"GPU-h100", "scan", "n=4096,type=int32", "algo=lookback,block=256,ept=8,vec=4,pad=1"}).observations,
+      every_observation());
 }
 
 TEST(JsonDocument, FiltersSelectAFamilyOrADevice) {
@@ -580,7 +597,9 @@ TEST(Merge, ResultsFromSeveralMachinesCollapseOnTheirNaturalKey) {
   EXPECT_EQ(store.result_count(), 3);
   EXPECT_EQ(count(store, "devices"), 2);
   const auto rows = results_by_key(store);
-  EXPECT_EQ(*rows.at({"GPU-shared", "scan", "n=4096,type=int32", "algo=warp,block=128,ept=4,vec=4,pad=0"}).time_ms_median, 1.0);
+  EXPECT_EQ(
+      *rows.at({"GPU-shared", "scan", "n=4096,type=int32", "algo=warp,block=128,ept=4,vec=4,pad=0"}).time_ms_median,
+      1.0);
   // Merging again, or merging an older copy, changes nothing.
   merge_database(store, there);
   EXPECT_EQ(store.result_count(), 3);
@@ -635,12 +654,15 @@ TEST(BadInput, MalformedOrIncompleteFilesAreClearErrorsAndStoreNothing) {
     std::ofstream(tuned.folder.file(name)) << text;
     return tuned.folder.file(name);
   };
-  EXPECT_NE(error_of([&] { import_json(store, tuned.folder.file("missing.json")); }).find("missing.json"), std::string::npos);
-  EXPECT_NE(error_of([&] { import_json(store, write("broken.json", "{\"format\": ")); }).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of([&] { import_json(store, tuned.folder.file("missing.json")); }).find("missing.json"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { import_json(store, write("broken.json", "{\"format\": ")); }).find("not valid JSON"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { import_json(store, write("other.json", "[1, 2]")); }).find("not a cutune results document"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { import_kernel_tuner(store, write("nokt.json", "{\"cache\": 3}")); }).find("not a Kernel Tuner"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { import_kernel_tuner(store, write("nokt.json", "{\"cache\": 3}")); }).find("not a Kernel Tuner"),
+      std::string::npos);
   // Half of it is fine; the second entry is not: the first must not stay behind.
   const std::string half = write("half.json", R"({"device_name": "X", "kernel_name": "k", "problem_size": 10,
       "tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}, "objective": "time",
@@ -676,7 +698,8 @@ std::string snapshot(Store& store) {
   while (names.step()) tables.push_back(names.column_text(0));
   for (const auto& table : tables) {
     sqlite3_stmt* s = nullptr;
-    sqlite3_prepare_v2(store.database().handle(), ("SELECT * FROM \"" + table + "\" ORDER BY 1").c_str(), -1, &s, nullptr);
+    sqlite3_prepare_v2(store.database().handle(), ("SELECT * FROM \"" + table + "\" ORDER BY 1").c_str(), -1, &s,
+                       nullptr);
     all += table + ":";
     while (sqlite3_step(s) == SQLITE_ROW)
       for (int c = 0; c < sqlite3_column_count(s); ++c) {
@@ -750,8 +773,8 @@ bool has(const std::string& message, const std::string& part) { return message.f
 TEST(FuzzedKernelTuner, AnExtraTuneParamsKeyOrAShortKeyIsRefusedNotACrash) {
   Victim v;
   // Was: basic_string::substr: __pos (which is 4) > this->size() (which is 3), exit 1.
-  std::string m = v.kernel_tuner("extra.json", kt_file(R"({"1,3": {"a": 1, "b": 3, "time": 1.5}})", R"("kernel_name": "k",)",
-                                                       R"(["a", "b", "c"])"));
+  std::string m = v.kernel_tuner("extra.json", kt_file(R"({"1,3": {"a": 1, "b": 3, "time": 1.5}})",
+                                                       R"("kernel_name": "k",)", R"(["a", "b", "c"])"));
   EXPECT_TRUE(has(m, "cache entry '1,3'") && has(m, "lacks parameter 'c'") && has(m, "tune_params_keys")) << m;
   m = v.kernel_tuner("short.json", kt_file(R"({"1": {"time": 1.5}})"));
   EXPECT_TRUE(has(m, "cache entry '1'") && has(m, "lacks parameter 'a'")) << m;
@@ -794,7 +817,8 @@ TEST(FuzzedKernelTuner, HeaderValuesThatMakeNoSenseAreRefused) {
   EXPECT_TRUE(has(m, "\"problem_size\" is 'big', not a positive integer or a list of them")) << m;
   m = v.kernel_tuner("negative.json", kt_file(cache, R"("kernel_name": "k", "problem_size": [0, -1],)"));
   EXPECT_TRUE(has(m, "\"problem_size\" is [0,-1]")) << m;
-  m = v.kernel_tuner("overflow.json", kt_file(cache, R"("kernel_name": "k", "problem_size": [4294967296, 4294967296],)"));
+  m = v.kernel_tuner("overflow.json",
+                     kt_file(cache, R"("kernel_name": "k", "problem_size": [4294967296, 4294967296],)"));
   EXPECT_TRUE(has(m, "more elements than 64 bits count")) << m;
   m = v.kernel_tuner("empty.json", kt_file("{}"));
   EXPECT_TRUE(has(m, "its \"cache\" is empty")) << m;
@@ -812,7 +836,8 @@ TEST(FuzzedKernelTuner, DeepNestingIsRefusedBeforeItCanOverflowTheStack) {
   const std::string deep = std::string(100000, '[') + "1" + std::string(100000, ']');
   std::string m = v.kernel_tuner("deep.json", kt_file(R"({"1,3": {"time": 1.5, "times": )" + deep + "}}"));
   EXPECT_TRUE(has(m, "nests arrays and objects deeper than 64 levels")) << m;
-  m = v.t4("deep-t4.json", R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct", "measurements": )" + deep + "}]}");
+  m = v.t4("deep-t4.json",
+           R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct", "measurements": )" + deep + "}]}");
   EXPECT_TRUE(has(m, "deeper than 64 levels")) << m;
   m = v.json("deep.json", cutune_document([](auto&) {}).replace(0, 1, "{\"x\": " + deep + ","));
   EXPECT_TRUE(has(m, "deeper than 64 levels")) << m;
@@ -820,19 +845,26 @@ TEST(FuzzedKernelTuner, DeepNestingIsRefusedBeforeItCanOverflowTheStack) {
 
 TEST(FuzzedT4, TimesAndSizesThatMakeNoSenseAreRefused) {
   Victim v;
-  const std::string section = R"("cutune": {"format_version": 1, "family": "stencil", "device": {"uuid": "GPU-t4", "name": "T4"},
+  const std::string section =
+      R"("cutune": {"format_version": 1, "family": "stencil", "device": {"uuid": "GPU-t4", "name": "T4"},
       "template": {"hash": "h"}, "problem": {"family": "stencil", "key": "n=1", "size": 1, "dtype": ""}})";
   std::string m = v.t4("zero.json", R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct",
-      "measurements": [{"name": "time", "value": 0}]}], )" + section + "}");
+      "measurements": [{"name": "time", "value": 0}]}], )" +
+                                        section + "}");
   EXPECT_TRUE(has(m, "results[0]") && has(m, "\"time\" is 0, not a positive number")) << m;
-  m = v.t4("runtime.json", R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct", "times": {"runtimes": [1, -2]},
-      "measurements": [{"name": "time", "value": 1.5}]}], )" + section + "}");
+  m = v.t4("runtime.json",
+           R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct", "times": {"runtimes": [1, -2]},
+      "measurements": [{"name": "time", "value": 1.5}]}], )" +
+               section + "}");
   EXPECT_TRUE(has(m, "\"runtimes\" is -2, not a positive number")) << m;
   // An "ok" laid over a result that has no time (its cutune section) would be a best without a time.
-  m = v.t4("ok.json", R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct", "cutune": {"status": "ok"}}], )" + section + "}");
+  m = v.t4("ok.json",
+           R"({"results": [{"configuration": {"a": 1}, "invalidity": "correct", "cutune": {"status": "ok"}}], )" +
+               section + "}");
   EXPECT_TRUE(has(m, "status ok without a time")) << m;
   m = v.t4("mixed.json", R"({"results": [{"configuration": {"a": 1}, "invalidity": "compile"},
-      {"configuration": {"b": 1}, "invalidity": "compile"}], )" + section + "}");
+      {"configuration": {"b": 1}, "invalidity": "compile"}], )" +
+                             section + "}");
   EXPECT_TRUE(has(m, "results[1]") && has(m, "other parameters")) << m;
   const std::string plain = R"({"results": [{"configuration": {"a": 1}, "invalidity": "compile"}]})";
   m = v.t4("plain.json", plain, {"stencil", "Lab GPU", -5, ""});
@@ -860,7 +892,9 @@ TEST(FuzzedJsonDocument, UnknownStatusesAndNegativeBandwidthsAreRefused) {
   EXPECT_TRUE(has(m, "\"samples\" is 1e+300, not an integer from 0 to 2147483647")) << m;
   m = v.json("format.json", cutune_document([](auto& d) { d["format_version"] = "1"; }));
   EXPECT_TRUE(has(m, "\"format_version\" is '1'")) << m;
-  m = v.json("grid.json", cutune_document([](auto& d) { d["results"][0]["launch"] = nlohmann::ordered_json::parse(R"([{"grid": ["x"]}])"); }));
+  m = v.json("grid.json", cutune_document([](auto& d) {
+               d["results"][0]["launch"] = nlohmann::ordered_json::parse(R"([{"grid": ["x"]}])");
+             }));
   EXPECT_TRUE(has(m, "\"grid\" is 'x', not an integer")) << m;
   m = v.json("config.json", cutune_document([](auto& d) { d["results"][0]["config"] = "a"; }));
   EXPECT_TRUE(has(m, "its config is not name=value text")) << m;
@@ -869,7 +903,8 @@ TEST(FuzzedJsonDocument, UnknownStatusesAndNegativeBandwidthsAreRefused) {
 TEST(FuzzedJsonDocument, ObservationsOfTheWrongTypeOrRangeAreRefused) {
   Victim v;
   const auto observed = [](const char* observations) {
-    return cutune_document([&](auto& d) { d["results"][0]["observations"] = nlohmann::ordered_json::parse(observations); });
+    return cutune_document(
+        [&](auto& d) { d["results"][0]["observations"] = nlohmann::ordered_json::parse(observations); });
   };
   std::string m = v.json("type.json", observed(R"({"energy_j": "a lot"})"));
   EXPECT_TRUE(has(m, "type.json' (results[0]): \"observations\": observation 'energy_j' must be a number")) << m;
@@ -897,15 +932,20 @@ TEST(FuzzedJsonDocument, AMessageNeverQuotesAWholeDocument) {
   Victim v;
   // Was 9 743 characters: the parser's "last read" was a whole base64 string cut short.
   const std::string text = cutune_document([](auto& d) {
-    d["cubins"] = nlohmann::ordered_json::array({{{"family", "stencil"}, {"template_hash", "h"}, {"problem_key", "n=1"},
-                                                  {"arch", "sm_90"}, {"config", "a=1"}, {"cubin_base64", std::string(12000, 'Q')}}});
+    d["cubins"] = nlohmann::ordered_json::array({{{"family", "stencil"},
+                                                  {"template_hash", "h"},
+                                                  {"problem_key", "n=1"},
+                                                  {"arch", "sm_90"},
+                                                  {"config", "a=1"},
+                                                  {"cubin_base64", std::string(12000, 'Q')}}});
   });
   std::string m = v.json("cut.json", text.substr(0, text.find("QQQQ") + 9000));
   EXPECT_TRUE(has(m, "is not valid JSON")) << m;
   const std::string long_name(5000, 'x');
   m = v.json("name.json", cutune_document([&](auto& d) { d["runs"][0]["device_uuid"] = long_name; }));
   EXPECT_TRUE(has(m, "\"device_uuid\" is 'xxxx")) << m;
-  m = v.json("run.json", cutune_document([&](auto& d) { d["results"][0]["template_hash"] = long_name.substr(0, 900); }));
+  m = v.json("run.json",
+             cutune_document([&](auto& d) { d["results"][0]["template_hash"] = long_name.substr(0, 900); }));
   EXPECT_TRUE(has(m, "names template 'xxx")) << m;
 }
 

@@ -381,8 +381,8 @@ TEST(LookupConcurrency, ReadersSeeAGrowingDatabaseWhileOneWriterStores) {
       db::Store store(db.path);
       ResultsBuilder b(store);
       for (int i = 0; i < kWrites; ++i)
-        b.result(db.h100a, "scan", kLarge, "int32", "algo=warp,block=" + std::to_string(1000 + i) + ",ept=1,vec=1,pad=0",
-                 10.0 + i);
+        b.result(db.h100a, "scan", kLarge, "int32",
+                 "algo=warp,block=" + std::to_string(1000 + i) + ",ept=1,vec=1,pad=0", 10.0 + i);
     } catch (const std::exception& e) {
       record_failure(std::string("writer: ") + e.what());
     }
@@ -466,7 +466,8 @@ TEST(LookupFromMemory, AnySizeAfterTheFirstIsAnsweredFromWhatTheFirstLookupLoade
     const auto m = results.find(query("GPU-h100-a", "", 9, 0, n));
     EXPECT_EQ(m->config, kSpiky) << n;
     EXPECT_EQ(m->matched_size, kLarge) << n;
-    EXPECT_NEAR(m->size_distance, std::abs(std::log(static_cast<double>(n)) - std::log(static_cast<double>(kLarge))), 1e-12);
+    EXPECT_NEAR(m->size_distance, std::abs(std::log(static_cast<double>(n)) - std::log(static_cast<double>(kLarge))),
+                1e-12);
   }
   results.clear_cache();
   EXPECT_EQ(results.find(query("GPU-h100-a", "", 9, 0, kLarge))->config, kLucky);
@@ -516,8 +517,9 @@ std::vector<StoredRow> ok_rows(const std::string& path, const std::string& match
   s.bind(1, match_key);
   std::vector<StoredRow> rows;
   while (s.step())
-    rows.push_back({s.column_text(0), s.column_text(1), static_cast<int>(s.column_int(2)), static_cast<int>(s.column_int(3)),
-                    s.column_int(4), s.column_int(5), s.column_int(6), s.column_text(7), s.column_double(8)});
+    rows.push_back({s.column_text(0), s.column_text(1), static_cast<int>(s.column_int(2)),
+                    static_cast<int>(s.column_int(3)), s.column_int(4), s.column_int(5), s.column_int(6),
+                    s.column_text(7), s.column_double(8)});
   return rows;
 }
 
@@ -627,10 +629,13 @@ struct RandomResults {
     return from[std::uniform_int_distribution<std::size_t>(0, from.size() - 1)(random)];
   }
 
-  void store_one(ResultsBuilder& b, std::int64_t device, const std::string& type, std::int64_t n, const std::string& config) {
+  void store_one(ResultsBuilder& b, std::int64_t device, const std::string& type, std::int64_t n,
+                 const std::string& config) {
     static const std::vector<double> times{1.0, 1.5, 2.0, 3.0, 4.0};
-    if (uniform() < 0.1) b.result(device, "scan", n, type, config, std::nullopt, "compile_error");
-    else b.result(device, "scan", n, type, config, pick(times) * static_cast<double>(n) / 1024);
+    if (uniform() < 0.1)
+      b.result(device, "scan", n, type, config, std::nullopt, "compile_error");
+    else
+      b.result(device, "scan", n, type, config, pick(times) * static_cast<double>(n) / 1024);
   }
 
   // Results changed after the refresh, as by a tuner and a user meanwhile: new and re-measured
@@ -639,7 +644,8 @@ struct RandomResults {
   void change_without_refresh() {
     db::Store store(path);
     ResultsBuilder b(store);
-    for (int i = 0; i < 12; ++i) store_one(b, pick(devices), pick(std::vector<std::string>{"int32", "int64"}), pick(sizes), pick(configs));
+    for (int i = 0; i < 12; ++i)
+      store_one(b, pick(devices), pick(std::vector<std::string>{"int32", "int64"}), pick(sizes), pick(configs));
     store_one(b, devices[0], "int32", 300'000, configs[3]);
     store_one(b, devices[0], "int32", 300'000, configs[4]);
     store.database().exec("UPDATE results SET status = 'wrong_result' WHERE id % 97 = 5");
@@ -660,8 +666,8 @@ struct RandomResults {
   std::vector<std::string> check(const char* phase) {
     std::vector<std::string> wrong;
     lookup::Database results(path);
-    std::vector<lookup::DeviceIdentity> identities{{"", "", 0, 0}, {"GPU-x", "", 7, 5}, {"GPU-x", "", 9, 0},
-                                                   {"GPU-x", "", 8, 0}, {"", "N1", 8, 0},  {"", "N3", 0, 0}};
+    std::vector<lookup::DeviceIdentity> identities{{"", "", 0, 0},      {"GPU-x", "", 7, 5}, {"GPU-x", "", 9, 0},
+                                                   {"GPU-x", "", 8, 0}, {"", "N1", 8, 0},    {"", "N3", 0, 0}};
     for (const char* uuid : {"GPU-a", "GPU-b", "GPU-c", "GPU-d", "GPU-e"}) identities.push_back({uuid, "", 9, 0});
     const std::vector<std::int64_t> asked{1, 1000, 1024, 2048, 3000, 4096, 16384, 65536, 300'000, 1 << 20, 1 << 26};
     for (const char* type : {"int32", "int64", "uint32"}) {
@@ -671,15 +677,17 @@ struct RandomResults {
           const Expected e = reference_lookup(rows, d, n);
           const auto m = results.find({"scan", d, {n, type}});
           const bool builtin = e.config.empty();
-          const bool same = m->level == (builtin ? Level::builtin_default : e.level) &&
-                            (builtin || (m->config == e.config && m->matched_size == e.matched_size && m->time_ms &&
-                                         *m->time_ms == e.ms &&
-                                         std::abs(m->size_distance - std::abs(std::log(double(n)) - std::log(double(e.matched_size)))) < 1e-12));
+          const bool same =
+              m->level == (builtin ? Level::builtin_default : e.level) &&
+              (builtin ||
+               (m->config == e.config && m->matched_size == e.matched_size && m->time_ms && *m->time_ms == e.ms &&
+                std::abs(m->size_distance - std::abs(std::log(double(n)) - std::log(double(e.matched_size)))) < 1e-12));
           if (!same)
-            wrong.push_back(std::string(phase) + ": " + type + " " + d.uuid + "/" + d.name + "/" + std::to_string(d.cc_major) +
-                            "." + std::to_string(d.cc_minor) + " n=" + std::to_string(n) + ": got " +
-                            lookup::to_string(m->level) + " " + m->config + " at " + std::to_string(m->matched_size) +
-                            ", expected " + lookup::to_string(e.level) + " " + e.config + " at " + std::to_string(e.matched_size));
+            wrong.push_back(std::string(phase) + ": " + type + " " + d.uuid + "/" + d.name + "/" +
+                            std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + " n=" + std::to_string(n) +
+                            ": got " + lookup::to_string(m->level) + " " + m->config + " at " +
+                            std::to_string(m->matched_size) + ", expected " + lookup::to_string(e.level) + " " +
+                            e.config + " at " + std::to_string(e.matched_size));
         }
     }
     return wrong;
@@ -784,7 +792,7 @@ void create_version_5_database(const std::string& path) {
                       finished_at, status)
       VALUES (1, 'scan', 1, 1, 'brute_force', 1, '', '', 'cutune', '2026-11-25', '2026-11-25', 'finished');)sql");
   const std::vector<std::tuple<int, int, std::string, double>> results{
-      {1, 1, kSpiky, 1.0}, {1, 1, kSteady, 1.1}, {1, 2, kSpiky, 4.0}, {1, 2, kSteady, 4.4}, {2, 2, kLucky, 3.0},
+      {1, 1, kSpiky, 1.0},  {1, 1, kSteady, 1.1}, {1, 2, kSpiky, 4.0},   {1, 2, kSteady, 4.4}, {2, 2, kLucky, 3.0},
       {2, 2, kSteady, 3.5}, {3, 2, kSpiky, 20.0}, {3, 2, kSteady, 11.0}, {3, 2, kLucky, 10.0}};
   auto insert = raw.prepare(R"sql(
     INSERT INTO results (run_id, device_id, template_id, problem_id, config, config_json, status, time_ms_median,
@@ -795,7 +803,8 @@ void create_version_5_database(const std::string& path) {
     insert.run();
   }
   raw.exec(R"sql(
-    INSERT INTO family_defaults VALUES ('scan', 'type=int32', ')sql" + kSteady + R"sql(', 3, 1.1);
+    INSERT INTO family_defaults VALUES ('scan', 'type=int32', ')sql" +
+           kSteady + R"sql(', 3, 1.1);
     UPDATE meta SET value = (SELECT value FROM meta WHERE key = 'results_version') WHERE key = 'family_defaults_version';)sql");
 }
 
@@ -814,16 +823,20 @@ TEST(LookupFromMemory, AVersion5DatabaseIsReadAsItIsAndAnswersAsAfterItsMigratio
   { db::Store store(migrated_path); }  // the writer migrates (and computes the choices)
   ASSERT_EQ(scalar(migrated_path, "PRAGMA user_version"), db::kSchemaVersion);
   const std::string before = file_bytes(old_path);
-  const std::vector<lookup::DeviceIdentity> devices{
-      {"GPU-h100-a", "", 9, 0}, {"GPU-h100-b", "", 9, 0}, {"", "NVIDIA A100", 8, 0}, {"GPU-new", "", 9, 0}, {"", "", 7, 5}};
+  const std::vector<lookup::DeviceIdentity> devices{{"GPU-h100-a", "", 9, 0},
+                                                    {"GPU-h100-b", "", 9, 0},
+                                                    {"", "NVIDIA A100", 8, 0},
+                                                    {"GPU-new", "", 9, 0},
+                                                    {"", "", 7, 5}};
   const auto answers = [&](const std::string& path) {
     lookup::Database results(path);
     std::vector<std::string> out;
     for (const auto& d : devices)
-      for (std::int64_t n : {std::int64_t{1}, kSmall, std::int64_t{32768}, std::int64_t{200'000}, kLarge, std::int64_t{1} << 30}) {
+      for (std::int64_t n :
+           {std::int64_t{1}, kSmall, std::int64_t{32768}, std::int64_t{200'000}, kLarge, std::int64_t{1} << 30}) {
         const auto m = results.find({"scan", d, {n, "int32"}});
-        out.push_back(std::string(lookup::to_string(m->level)) + " " + m->config + " " + std::to_string(m->matched_size) +
-                      " " + std::to_string(m->size_distance));
+        out.push_back(std::string(lookup::to_string(m->level)) + " " + m->config + " " +
+                      std::to_string(m->matched_size) + " " + std::to_string(m->size_distance));
       }
     return out;
   };

@@ -24,8 +24,16 @@ struct OneDevice {
     b.result(gpu, "scan", 4096, "int32", "algo=lookback,block=256,ept=8,vec=4,pad=1", 0.01);
     const auto template_id = b.template_of("scan");
     const auto best = store.best_result(gpu, template_id, b.problem("scan", 4096, "int32"));
-    store.put_cubin({0, "sm_90", template_id, best->problem_id, best->config, {0x7f, 'E', 'L', 'F', 9}, best->launch_json,
-                     "[]", "13.0", ""});
+    store.put_cubin({0,
+                     "sm_90",
+                     template_id,
+                     best->problem_id,
+                     best->config,
+                     {0x7f, 'E', 'L', 'F', 9},
+                     best->launch_json,
+                     "[]",
+                     "13.0",
+                     ""});
   }
 };
 
@@ -45,7 +53,8 @@ struct Handles {
 TEST(LookupC, FromACProgram) {
   OneDevice fixture;
   char text[512] = {0};
-  ASSERT_EQ(c_client_describe(fixture.path.c_str(), "GPU-c", 5000, text, sizeof text), CUTUNE_OK) << cutune_last_error();
+  ASSERT_EQ(c_client_describe(fixture.path.c_str(), "GPU-c", 5000, text, sizeof text), CUTUNE_OK)
+      << cutune_last_error();
   EXPECT_STREQ(text,
                "level=1 exact_device config=algo=lookback,block=256,ept=8,vec=4,pad=1 block=256 launches=1 "
                "kernel=scan_lookback grid=2");
@@ -176,7 +185,8 @@ TEST(LookupC, ANullOrEmptyDtypeIsRefusedWhereTheDatabaseCannotSayTheType) {
     q.dtype = dtype;
     EXPECT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_ERROR) << "dtype " << (dtype ? "\"\"" : "NULL");
     EXPECT_EQ(h.match, nullptr);
-    EXPECT_NE(std::string(cutune_last_error()).find("needs the element type"), std::string::npos) << cutune_last_error();
+    EXPECT_NE(std::string(cutune_last_error()).find("needs the element type"), std::string::npos)
+        << cutune_last_error();
   }
   q.dtype = "int64";
   ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
@@ -225,10 +235,19 @@ struct Energies {
     ResultsBuilder b(store);
     const auto gpu = b.device("GPU-c", "C GPU", 9, 0);
     b.with_energy(gpu, "scan", 4096, "int32", "algo=lookback,block=256,ept=8,vec=4,pad=1", 0.010, 2.0, 600);
-    const auto frugal = b.with_energy(gpu, "scan", 4096, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.0104, 1.5, 450);
+    const auto frugal =
+        b.with_energy(gpu, "scan", 4096, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.0104, 1.5, 450);
     b.result(gpu, "scan", 65536, "int32", "algo=warp,block=128,ept=4,vec=4,pad=0", 0.1);
-    store.put_cubin({0, "sm_90", frugal.template_id, frugal.problem_id, frugal.config, {0x7f, 'E', 'L', 'F', 15}, "[]", "[]",
-                     "13.0", ""});
+    store.put_cubin({0,
+                     "sm_90",
+                     frugal.template_id,
+                     frugal.problem_id,
+                     frugal.config,
+                     {0x7f, 'E', 'L', 'F', 15},
+                     "[]",
+                     "[]",
+                     "13.0",
+                     ""});
   }
 };
 
@@ -239,13 +258,15 @@ TEST(LookupC, LowestEnergyFromACProgram) {
   char text[512] = {0};
   ASSERT_EQ(c_client_lowest_energy(fixture.path.c_str(), "GPU-c", 4096, 0.05, text, sizeof text), CUTUNE_OK)
       << cutune_last_error();
-  EXPECT_STREQ(text,
-               "fastest=algo=lookback,block=256,ept=8,vec=4,pad=1 2 J; chosen_by=1 config=algo=warp,block=128,ept=4,vec=4,"
-               "pad=0 1.5 J 450 W 0.0104 ms of 0.01 ms note=");
+  EXPECT_STREQ(
+      text,
+      "fastest=algo=lookback,block=256,ept=8,vec=4,pad=1 2 J; chosen_by=1 config=algo=warp,block=128,ept=4,vec=4,"
+      "pad=0 1.5 J 450 W 0.0104 ms of 0.01 ms note=");
   ASSERT_EQ(c_client_lowest_energy(fixture.path.c_str(), "GPU-c", 4096, 0.01, text, sizeof text), CUTUNE_OK);
   EXPECT_NE(std::string(text).find("chosen_by=1 config=algo=lookback"), std::string::npos) << text;
   ASSERT_EQ(c_client_lowest_energy(fixture.path.c_str(), "GPU-c", 65536, 0.05, text, sizeof text), CUTUNE_OK);
-  EXPECT_NE(std::string(text).find("fastest=algo=warp,block=128,ept=4,vec=4,pad=0 nan J; chosen_by=0"), std::string::npos)
+  EXPECT_NE(std::string(text).find("fastest=algo=warp,block=128,ept=4,vec=4,pad=0 nan J; chosen_by=0"),
+            std::string::npos)
       << text;
   EXPECT_NE(std::string(text).find("note=no result of n=65536,type=int32 on GPU-c"), std::string::npos) << text;
 }

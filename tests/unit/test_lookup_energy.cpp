@@ -121,8 +121,9 @@ TEST(LookupEnergy, WithoutAnEnergyInTheWindowTheFastestAnswersAndSaysWhy) {
   EXPECT_EQ(m->chosen_by, Objective::Kind::fastest);
   EXPECT_FALSE(m->energy_j);
   EXPECT_FALSE(m->fastest_time_ms);
-  EXPECT_TRUE(has(m->objective_note, "no result of n=65536,type=int32 on GPU-h100 within 5 % of the fastest has a measured "
-                                     "energy"))
+  EXPECT_TRUE(has(m->objective_note,
+                  "no result of n=65536,type=int32 on GPU-h100 within 5 % of the fastest has a measured "
+                  "energy"))
       << m->objective_note;
   EXPECT_TRUE(has(m->objective_note, "answered with the fastest config")) << m->objective_note;
   // The fastest without an energy loses to one that has, within the window.
@@ -240,8 +241,16 @@ TEST(LookupEnergy, TheCubinIsTheChosenConfigs) {
     const auto tmpl = b.template_of("scan");
     const auto problem = b.problem("scan", 4096, "int32");
     for (const auto& [config, tag] : {std::pair{kFastest, 1}, {kFrugal, 2}})
-      store.put_cubin({0, "sm_90", tmpl, problem, config, {0x7f, 'E', 'L', 'F', static_cast<unsigned char>(tag)}, "[]",
-                       "[]", "13.0", ""});
+      store.put_cubin({0,
+                       "sm_90",
+                       tmpl,
+                       problem,
+                       config,
+                       {0x7f, 'E', 'L', 'F', static_cast<unsigned char>(tag)},
+                       "[]",
+                       "[]",
+                       "13.0",
+                       ""});
   }
   lookup::Database results(r.path);
   const auto frugal = results.cubin(r.h100_query(4096), "sm_90", Objective::lowest_energy(0.05));

@@ -61,7 +61,8 @@ class IdentityDb {
     db::ResultRecord r;
     r.template_id = store_.upsert_template(family.name(), "hash", family.source());
     r.device_id = device_id;
-    r.run_id = store_.begin_run({0, family.name(), device_id, r.template_id, "brute_force", 1, "", "test", "test", "", "", ""});
+    r.run_id = store_.begin_run(
+        {0, family.name(), device_id, r.template_id, "brute_force", 1, "", "test", "test", "", "", ""});
     r.problem_id = store_.upsert_problem(problem_record(family, problem));
     r.config = space.key(config);
     r.config_json = space.json(config);
@@ -172,7 +173,8 @@ TEST(LookupIdentity, ResampleWindowsAtTheSameSizeStayApart) {
   const auto q3600 = query("resample", six.size(), {{"window", "3600"}, {"op", "mean"}});
   EXPECT_EQ(results.find(q3600)->config, per_block);
   // The other operator at the same window: nothing stored, and the level says so.
-  EXPECT_EQ(results.find(query("resample", six.size(), {{"window", "6"}, {"op", "max"}}))->level, Level::builtin_default);
+  EXPECT_EQ(results.find(query("resample", six.size(), {{"window", "6"}, {"op", "max"}}))->level,
+            Level::builtin_default);
   // The window has no default: a query without it is refused, naming it.
   try {
     results.find(query("resample", six.size(), {}));
@@ -262,9 +264,11 @@ TEST(LookupIdentity, AVersion3DatabaseMigratesToTypedIdentity) {
   EXPECT_EQ(db::schema_version(store.database()), db::kSchemaVersion);
   auto rows = store.database().prepare("SELECT family, key, size, match_key FROM problems ORDER BY id");
   std::vector<std::tuple<std::string, std::string, std::int64_t, std::string>> problems;
-  while (rows.step()) problems.emplace_back(rows.column_text(0), rows.column_text(1), rows.column_int(2), rows.column_text(3));
+  while (rows.step())
+    problems.emplace_back(rows.column_text(0), rows.column_text(1), rows.column_int(2), rows.column_text(3));
   ASSERT_EQ(problems.size(), 4u);
-  EXPECT_EQ(problems[0], std::make_tuple("reduce", "n=1024,op=sum,type=float32", std::int64_t{1024}, "op=sum,type=float32"));
+  EXPECT_EQ(problems[0],
+            std::make_tuple("reduce", "n=1024,op=sum,type=float32", std::int64_t{1024}, "op=sum,type=float32"));
   EXPECT_EQ(std::get<3>(problems[1]), "op=min,type=float32");
   // powersum's size is now what its schema says, the product of its extents w and a.
   EXPECT_EQ(std::get<2>(problems[2]), 500 * 80);
@@ -275,9 +279,11 @@ TEST(LookupIdentity, AVersion3DatabaseMigratesToTypedIdentity) {
   EXPECT_FALSE(store.problem_schema("convolution_kernel"));
 
   lookup::Database results(path);
-  EXPECT_EQ(results.find({"reduce", {"GPU-old", "", 0, 0}, {1024, "float32", {{"op", "sum"}}}})->config, "pass=twopass");
+  EXPECT_EQ(results.find({"reduce", {"GPU-old", "", 0, 0}, {1024, "float32", {{"op", "sum"}}}})->config,
+            "pass=twopass");
   EXPECT_EQ(results.find({"reduce", {"GPU-old", "", 0, 0}, {1024, "float32", {{"op", "min"}}}})->config, "pass=atomic");
-  EXPECT_THROW(results.find({"convolution_kernel", {"", "Old GPU", 0, 0}, {16777216, "", {{"x", "1"}}}}), lookup::Error);
+  EXPECT_THROW(results.find({"convolution_kernel", {"", "Old GPU", 0, 0}, {16777216, "", {{"x", "1"}}}}),
+               lookup::Error);
 }
 
 TEST(LookupIdentity, TheStoreDerivesIdentityFromTheSchemaNotFromTheWriter) {
@@ -294,7 +300,8 @@ TEST(LookupIdentity, TheStoreDerivesIdentityFromTheSchemaNotFromTheWriter) {
   EXPECT_EQ(s.column_text(2), "float32");
   EXPECT_EQ(s.column_text(3), "op=max,type=float32");
   // A descriptor the schema refuses is an error, and nothing is stored.
-  EXPECT_THROW(store.upsert_problem({0, "reduce", "n=5,op=avg", 5, "float32", R"({"n":5,"op":"avg"})", ""}), UsageError);
+  EXPECT_THROW(store.upsert_problem({0, "reduce", "n=5,op=avg", 5, "float32", R"({"n":5,"op":"avg"})", ""}),
+               UsageError);
   auto count = store.database().prepare("SELECT COUNT(*) FROM problems");
   count.step();
   EXPECT_EQ(count.column_int(0), 1);
@@ -337,7 +344,8 @@ TEST(LookupIdentity, TheCApiCarriesFieldsAndChecksStructSizes) {
   const cutune_field bad{"opp", "min"};
   q.fields = &bad;
   EXPECT_EQ(cutune_find(handle, &q, &match), CUTUNE_ERROR);
-  EXPECT_NE(std::string(cutune_last_error()).find("unknown problem field 'opp'"), std::string::npos) << cutune_last_error();
+  EXPECT_NE(std::string(cutune_last_error()).find("unknown problem field 'opp'"), std::string::npos)
+      << cutune_last_error();
   cutune_db_close(handle);
 }
 

@@ -88,7 +88,8 @@ TEST(MatmulVerify, NaNAndUnwrittenNeverPassEvenWhereTheReferenceSampled) {
   std::int64_t unchecked_row = 1;
   while (std::binary_search(sample.rows.begin(), sample.rows.end(), unchecked_row)) ++unchecked_row;
   std::int64_t unchecked_column = 1;
-  while (std::find(sample.columns.begin(), sample.columns.end(), unchecked_column) != sample.columns.end()) ++unchecked_column;
+  while (std::find(sample.columns.begin(), sample.columns.end(), unchecked_column) != sample.columns.end())
+    ++unchecked_column;
   const std::int64_t unchecked = unchecked_row * 1024 + unchecked_column;
   ASSERT_TRUE(std::isnan(expected.as<float>("c")[unchecked]));
 

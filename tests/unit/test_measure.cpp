@@ -45,14 +45,14 @@ TEST(StoppingRule, TimeCapEndsLongKernels) {
 }
 
 TEST(CutShort, OnlyAConfigClearlyBehindTheBestStopsEarly) {
-  MeasureOptions o;  // cut_ratio 2, after 3 samples
-  EXPECT_FALSE(clearly_behind({5.0, 5.0, 5.0}, std::nullopt, o));   // nothing to compare with yet
-  EXPECT_FALSE(clearly_behind({5.0, 5.0}, 1.0, o));                  // too few samples to judge
-  EXPECT_TRUE(clearly_behind({5.0, 2.5, 5.0}, 1.0, o));              // even the fastest is 2.5x the best
-  EXPECT_FALSE(clearly_behind({5.0, 1.9, 5.0}, 1.0, o));             // one sample within 2x: keep measuring
-  EXPECT_FALSE(clearly_behind({2.0, 2.0, 2.0}, 1.0, o));             // exactly 2x is not "more than"
+  MeasureOptions o;                                                // cut_ratio 2, after 3 samples
+  EXPECT_FALSE(clearly_behind({5.0, 5.0, 5.0}, std::nullopt, o));  // nothing to compare with yet
+  EXPECT_FALSE(clearly_behind({5.0, 5.0}, 1.0, o));                // too few samples to judge
+  EXPECT_TRUE(clearly_behind({5.0, 2.5, 5.0}, 1.0, o));            // even the fastest is 2.5x the best
+  EXPECT_FALSE(clearly_behind({5.0, 1.9, 5.0}, 1.0, o));           // one sample within 2x: keep measuring
+  EXPECT_FALSE(clearly_behind({2.0, 2.0, 2.0}, 1.0, o));           // exactly 2x is not "more than"
   o.cut_ratio = 0;
-  EXPECT_FALSE(clearly_behind({50.0, 50.0, 50.0}, 1.0, o));          // disabled
+  EXPECT_FALSE(clearly_behind({50.0, 50.0, 50.0}, 1.0, o));  // disabled
 }
 
 TEST(StoppingRule, AsAValueItAppliesTheOptionsOrAFixedCount) {

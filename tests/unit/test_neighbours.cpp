@@ -12,7 +12,10 @@ namespace {
 // 5 x 4 x 1 x 3 with a diagonal hole; the single-value axis is not a coordinate.
 Space holed_space() {
   Space s;
-  s.axis("block", {32, 64, 128, 256, 512}).axis("ept", {1, 2, 4, 8}).axis("fixed", {15}).labelled_axis("algo", {"a", "b", "c"});
+  s.axis("block", {32, 64, 128, 256, 512})
+      .axis("ept", {1, 2, 4, 8})
+      .axis("fixed", {15})
+      .labelled_axis("algo", {"a", "b", "c"});
   s.require("block * ept <= 1024").require("algo != 1 || ept != 2");
   return s;
 }
@@ -30,8 +33,8 @@ TEST(Neighbours, AdjacentMovesOneAxisOneStepAndSkipsInvalid) {
   const Space s = holed_space();
   const auto around = neighbours(s, Config{{128, 4, 15, 0}}, Neighbourhood::adjacent);
   // block 64 and 256 (256 * 4 <= 1024), ept 2 and 8 (128 * 8 = 1024), algo b.
-  EXPECT_EQ(around, (std::vector<Config>{{{64, 4, 15, 0}}, {{256, 4, 15, 0}}, {{128, 2, 15, 0}}, {{128, 8, 15, 0}},
-                                         {{128, 4, 15, 1}}}));
+  EXPECT_EQ(around, (std::vector<Config>{
+                        {{64, 4, 15, 0}}, {{256, 4, 15, 0}}, {{128, 2, 15, 0}}, {{128, 8, 15, 0}}, {{128, 4, 15, 1}}}));
   // algo b with ept 2 is invalid, so from (…, ept 1, algo b) the ept step up is missing.
   const auto from_b = neighbours(s, Config{{32, 1, 15, 1}}, Neighbourhood::adjacent);
   EXPECT_EQ(std::count(from_b.begin(), from_b.end(), Config{{32, 2, 15, 1}}), 0);

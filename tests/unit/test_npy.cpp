@@ -86,17 +86,28 @@ NpyArray counting(const std::string& type, std::vector<std::int64_t> shape) {
     a.data.resize(values.size() * sizeof(T));
     copy_bytes(a.data.data(), values.data(), a.data.size());
   };
-  if (type == "int8") fill(std::int8_t{});
-  else if (type == "int16") fill(std::int16_t{});
-  else if (type == "int32") fill(std::int32_t{});
-  else if (type == "int64") fill(std::int64_t{});
-  else if (type == "uint8") fill(std::uint8_t{});
-  else if (type == "uint16") fill(std::uint16_t{});
-  else if (type == "uint32") fill(std::uint32_t{});
-  else if (type == "uint64") fill(std::uint64_t{});
-  else if (type == "float32") fill(float{});
-  else if (type == "float64") fill(double{});
-  else ADD_FAILURE() << type;
+  if (type == "int8")
+    fill(std::int8_t{});
+  else if (type == "int16")
+    fill(std::int16_t{});
+  else if (type == "int32")
+    fill(std::int32_t{});
+  else if (type == "int64")
+    fill(std::int64_t{});
+  else if (type == "uint8")
+    fill(std::uint8_t{});
+  else if (type == "uint16")
+    fill(std::uint16_t{});
+  else if (type == "uint32")
+    fill(std::uint32_t{});
+  else if (type == "uint64")
+    fill(std::uint64_t{});
+  else if (type == "float32")
+    fill(float{});
+  else if (type == "float64")
+    fill(double{});
+  else
+    ADD_FAILURE() << type;
   return a;
 }
 
@@ -268,16 +279,16 @@ TEST(NpyRead, HeadersWithOtherSpacingQuotesAndOrder) {
       {"{ 'shape' : ( 3 , 4 , ) ,\n\t'fortran_order':False,'descr':'<u2' , }   \n", "uint16", {3, 4}},
       {"{\"descr\":\"<f4\",\"fortran_order\":False,\"shape\":(5,)}", "float32", {5}},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (5,),}", "float32", {5}},
-      {"{'descr': '=f4', 'fortran_order': False, 'shape': (5,), }", "float32", {5}},   // native order
-      {"{'descr': 'f4', 'fortran_order': False, 'shape': (5,), }", "float32", {5}},    // no order: native
-      {"{'descr': '>u1', 'fortran_order': False, 'shape': (5,), }", "uint8", {5}},     // one byte has no order
+      {"{'descr': '=f4', 'fortran_order': False, 'shape': (5,), }", "float32", {5}},  // native order
+      {"{'descr': 'f4', 'fortran_order': False, 'shape': (5,), }", "float32", {5}},   // no order: native
+      {"{'descr': '>u1', 'fortran_order': False, 'shape': (5,), }", "uint8", {5}},    // one byte has no order
       {"{'descr': '|i1', 'fortran_order': False, 'shape': (5,), }", "int8", {5}},
       {"{'descr': '<i8', 'fortran_order': False, 'shape': (2L, 3L), }", "int64", {2, 3}},  // Python 2 longs
       {"{'descr': '<u8', 'fortran_order': False, 'shape': (), }", "uint64", {}},
       {"{'descr': '<f8', 'fortran_order': False, 'shape': ( ), }", "float64", {}},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }", "float32", {0}},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 0, 3), }", "float32", {2, 0, 3}},
-      {"{'descr': '<u4', 'fortran_order': True, 'shape': (5,), }", "uint32", {5}},     // same bytes as C order
+      {"{'descr': '<u4', 'fortran_order': True, 'shape': (5,), }", "uint32", {5}},  // same bytes as C order
       {"{'descr': '<u4', 'fortran_order': True, 'shape': (1, 5, 1), }", "uint32", {1, 5, 1}},
       {"{'descr': '<u4', 'fortran_order': True, 'shape': (3, 0), }", "uint32", {3, 0}},
   };
@@ -286,8 +297,8 @@ TEST(NpyRead, HeadersWithOtherSpacingQuotesAndOrder) {
     SCOPED_TRACE(c.header);
     const NpyArray expected = counting(c.type, c.shape);
     const std::string path = dir.file("h" + std::to_string(i) + ".npy");
-    write_bytes(path, npy_file(1, c.header, std::string(reinterpret_cast<const char*>(expected.data.data()),
-                                                         expected.data.size())));
+    write_bytes(path, npy_file(1, c.header,
+                               std::string(reinterpret_cast<const char*>(expected.data.data()), expected.data.size())));
     const NpyArray read = read_npy(path);
     EXPECT_EQ(read.element_type, c.type);
     EXPECT_EQ(read.shape, c.shape);
@@ -431,9 +442,13 @@ TEST(NpyFits, ChecksTypeAndElementCount) {
   const NpyArray floats{"float32", {10, 100}, {}};
   EXPECT_EQ(usage_error([&] { check_npy_fits(floats, "x.npy", "x", "float32", 1024); }),
             "x.npy: 1000 elements (shape (10, 100)), but buffer 'x' holds 1024");
-  EXPECT_EQ(usage_error([&] { check_npy_fits(NpyArray{"int32", {5}, {}}, "in/a.npy", "a", "int32", 4); }),
+  EXPECT_EQ(usage_error([&] {
+              check_npy_fits(NpyArray{"int32", {5}, {}}, "in/a.npy", "a", "int32", 4);
+            }),
             "in/a.npy: 5 elements (shape (5,)), but buffer 'a' holds 4");
-  EXPECT_EQ(usage_error([&] { check_npy_fits(NpyArray{"uint8", {}, {}}, "s.npy", "s", "int32", 1); }),
+  EXPECT_EQ(usage_error([&] {
+              check_npy_fits(NpyArray{"uint8", {}, {}}, "s.npy", "s", "int32", 1);
+            }),
             "s.npy: dtype uint8 (|u1), but buffer 's' holds int32");
   EXPECT_NO_THROW(check_npy_fits(floats, "x.npy", "x", "float32", 1000));
   EXPECT_NO_THROW(check_npy_fits(NpyArray{"float32", {1000}, {}}, "x.npy", "x", "float32", 1000));

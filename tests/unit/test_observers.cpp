@@ -24,7 +24,7 @@ TEST(ClockWatch, OnlyPowerAndThermalReasonsCountAsThrottled) {
   EXPECT_EQ(o.throttled_samples, 2);
   EXPECT_EQ(o.throttle_reasons, "sw_power_cap,hw_thermal");
   EXPECT_DOUBLE_EQ(*o.sm_clock_mhz, (1980 + 1755) / 2.0);  // the median of four
-  EXPECT_FALSE(clocks.mostly_throttled());  // half is not most
+  EXPECT_FALSE(clocks.mostly_throttled());                 // half is not most
 }
 
 TEST(ClockWatch, MostlyThrottledAboveHalfAndRestartForgets) {

@@ -63,12 +63,18 @@ void plant(HostBuffers& actual, const std::string& buffer, std::size_t i, double
 }
 
 void plant_any(HostBuffers& actual, const OutputRule& rule, std::size_t i, double relative, bool nan) {
-  if (rule.element_type == "float32") plant<float>(actual, rule.buffer, i, relative, nan);
-  else if (rule.element_type == "float64") plant<double>(actual, rule.buffer, i, relative, nan);
-  else if (rule.element_type == "int64") plant<std::int64_t>(actual, rule.buffer, i, relative, nan);
-  else if (rule.element_type == "uint64") plant<std::uint64_t>(actual, rule.buffer, i, relative, nan);
-  else if (rule.element_type == "int32") plant<std::int32_t>(actual, rule.buffer, i, relative, nan);
-  else plant<std::uint32_t>(actual, rule.buffer, i, relative, nan);
+  if (rule.element_type == "float32")
+    plant<float>(actual, rule.buffer, i, relative, nan);
+  else if (rule.element_type == "float64")
+    plant<double>(actual, rule.buffer, i, relative, nan);
+  else if (rule.element_type == "int64")
+    plant<std::int64_t>(actual, rule.buffer, i, relative, nan);
+  else if (rule.element_type == "uint64")
+    plant<std::uint64_t>(actual, rule.buffer, i, relative, nan);
+  else if (rule.element_type == "int32")
+    plant<std::int32_t>(actual, rule.buffer, i, relative, nan);
+  else
+    plant<std::uint32_t>(actual, rule.buffer, i, relative, nan);
 }
 
 std::size_t elements(const Case& c, const OutputRule& rule) {
@@ -99,7 +105,8 @@ TEST(OutputRules, AgreeWithCompareOnPlantedErrors) {
             // The same verdict, the same first bad index and the same words as the family's compare().
             const Verdict by_rules = verdict_of(c.rules, check_outputs(c.rules, c.expected, actual));
             const Verdict by_compare = c.family.compare(c.problem, c.expected, actual);
-            EXPECT_EQ(by_rules.ok, by_compare.ok) << rule.buffer << "[" << i << "] nudged by " << relative << (nan ? " (NaN)" : "");
+            EXPECT_EQ(by_rules.ok, by_compare.ok)
+                << rule.buffer << "[" << i << "] nudged by " << relative << (nan ? " (NaN)" : "");
             if (by_rules.ok || by_compare.ok) continue;
             EXPECT_EQ(by_rules.first_bad_index, by_compare.first_bad_index) << rule.buffer << "[" << i << "]";
             EXPECT_EQ(by_rules.first_bad_index, std::optional<std::int64_t>(static_cast<std::int64_t>(i)));

@@ -37,7 +37,8 @@ TEST(PowerSums, ZeroDifferencesContributeNothing) {
 TEST(PowersumInputs, SortedNonZeroDeterministic) {
   PowersumFamily family;
   const Problem p = PowersumFamily::make_problem(500);
-  const HostBuffers a = generated_inputs(family, p, 1), b = generated_inputs(family, p, 1), c = generated_inputs(family, p, 2);
+  const HostBuffers a = generated_inputs(family, p, 1), b = generated_inputs(family, p, 1),
+                    c = generated_inputs(family, p, 2);
   EXPECT_EQ(a.all(), b.all());
   EXPECT_NE(a.all(), c.all());
   const auto x = a.as<double>("x");
@@ -174,7 +175,8 @@ static HostBuffers ladder_sums(const PowersumFamily& family, const Problem& p, c
   for (std::size_t line0 = 0; line0 < a; line0 += line) {
     const std::size_t line_count = std::min(line, a - line0);
     const double a0 = alpha[line0];
-    const double step = line_count > 1 ? (alpha[line0 + line_count - 1] - a0) / static_cast<double>(line_count - 1) : 0.0;
+    const double step =
+        line_count > 1 ? (alpha[line0 + line_count - 1] - a0) / static_cast<double>(line_count - 1) : 0.0;
     for (std::size_t group = 0; group * jt < line_count; ++group) {
       const std::size_t offset = group * jt, count = std::min(jt, line_count - offset);
       for (std::size_t i = 0; i < w; ++i) {

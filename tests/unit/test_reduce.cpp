@@ -43,15 +43,14 @@ TEST(ReduceProblems, OperatorAndTypeArePartOfTheProblem) {
   EXPECT_THROW(reduce.problems({"int32", {}}), UsageError);
   EXPECT_THROW(ReduceFamily::make_problem(10, ReductionOp::min, "float64"), UsageError);
   EXPECT_THROW(ReduceFamily::make_problem(0, ReductionOp::sum, "float32"), UsageError);
-  EXPECT_EQ(reduce.problem_definitions(floats[2]),
-            (std::vector<std::string>{"-DCUTUNE_T=float", "-DCUTUNE_OP=2"}));
-  EXPECT_EQ(reduce.problem_definitions(doubles[0]),
-            (std::vector<std::string>{"-DCUTUNE_T=double", "-DCUTUNE_OP=0"}));
+  EXPECT_EQ(reduce.problem_definitions(floats[2]), (std::vector<std::string>{"-DCUTUNE_T=float", "-DCUTUNE_OP=2"}));
+  EXPECT_EQ(reduce.problem_definitions(doubles[0]), (std::vector<std::string>{"-DCUTUNE_T=double", "-DCUTUNE_OP=0"}));
 }
 
 TEST(ReduceReference, HandComputed) {
   const std::vector<float> values{1.0f, -2.0f, 3.5f, 0.25f, -8.0f};
-  for (const auto& [op, want] : {std::pair{ReductionOp::sum, -5.25f}, {ReductionOp::min, -8.0f}, {ReductionOp::max, 3.5f}}) {
+  for (const auto& [op, want] :
+       {std::pair{ReductionOp::sum, -5.25f}, {ReductionOp::min, -8.0f}, {ReductionOp::max, 3.5f}}) {
     const Problem p = ReduceFamily::make_problem(5, op, "float32");
     HostBuffers inputs;
     inputs.at("in").resize(5 * sizeof(float));
@@ -62,7 +61,8 @@ TEST(ReduceReference, HandComputed) {
 
 TEST(ReduceInputs, SumsGetEighthsMinimaAUniqueExtreme) {
   const Problem sum = ReduceFamily::make_problem(100'000, ReductionOp::sum, "float32");
-  const HostBuffers a = generated_inputs(reduce, sum, 5), b = generated_inputs(reduce, sum, 5), c = generated_inputs(reduce, sum, 6);
+  const HostBuffers a = generated_inputs(reduce, sum, 5), b = generated_inputs(reduce, sum, 5),
+                    c = generated_inputs(reduce, sum, 6);
   EXPECT_EQ(a.all(), b.all());
   EXPECT_NE(a.all(), c.all());
   for (const float v : a.as<float>("in")) {
@@ -177,7 +177,8 @@ TEST(ReduceSpace, ConstraintsAndDeviceLimits) {
                           "block=1024,ept=16,vec=4,finish=shuffle,fold=1,pad=0,pass=atomic,preset=stream"})
     EXPECT_TRUE(space.valid(space.parse(key))) << key;
   // Only the atomic pass has an output to preset.
-  EXPECT_FALSE(space.valid(space.parse("block=512,ept=16,vec=4,finish=shuffle,fold=8,pad=0,pass=twopass,preset=stream")));
+  EXPECT_FALSE(
+      space.valid(space.parse("block=512,ept=16,vec=4,finish=shuffle,fold=8,pad=0,pass=twopass,preset=stream")));
 }
 
 TEST(ReducePlan, EachPassPreparesWhatItNeeds) {

@@ -123,7 +123,8 @@ struct Observed {
     device = store.upsert_device(d);
     const auto tmpl = store.upsert_template("scan", "h", "s");
     const auto problem = store.upsert_problem({0, "scan", "n=1000", 1000, "int32", "{}"});
-    const auto run = store.begin_run({0, "scan", device, tmpl, "brute_force", 1, "", "tune --energy", "cutune", "", "", ""});
+    const auto run =
+        store.begin_run({0, "scan", device, tmpl, "brute_force", 1, "", "tune --energy", "cutune", "", "", ""});
     for (int i = 0; i < 4; ++i) {
       db::ResultRecord r;
       r.run_id = run;
@@ -227,7 +228,8 @@ struct Landscape {
     add(run_a100, a100, small, 128, 2.0, 1.9, 2.1);
     add(run_a100, a100, large, 512, 15.0, 14.0, 16.0);
     add(run_a100, a100, large, 256, 30.0, 29.0, 31.0);
-    run_kt = store.begin_run({0, "scan", named, tmpl, "kernel_tuner_import", 0, "", "import-kt x.json", "cutune", "", "", ""});
+    run_kt = store.begin_run(
+        {0, "scan", named, tmpl, "kernel_tuner_import", 0, "", "import-kt x.json", "cutune", "", "", ""});
     add(run_kt, named, small, 128, 5.0, 1.0, 2.0);  // the source's time lies outside its samples
     add(run_kt, named, small, 256, 6.0, 5.5, 6.5);
     run_t4 = store.begin_run({0, "scan", named, tmpl, "t4_import", 0, "", "import-t4 y.json", "cutune", "", "", ""});
@@ -298,8 +300,8 @@ TEST(Report, ObservationsTravelAsColumnsWhereSomeResultHasThem) {
   EXPECT_FLOAT_EQ(floats(results["spill_store_bytes"], 4)[1], 64.0f);
   EXPECT_FLOAT_EQ(floats(results["occupancy"], 4)[0], 1.0f);
   EXPECT_FLOAT_EQ(floats(results["sm_clock_mhz"], 4)[1], 1500.0f);
-  for (const char* measured : {"power_w", "energy_runs", "throttled_samples", "spill_load_bytes", "static_shared_bytes",
-                               "blocks_per_sm"})
+  for (const char* measured :
+       {"power_w", "energy_runs", "throttled_samples", "spill_load_bytes", "static_shared_bytes", "blocks_per_sm"})
     EXPECT_TRUE(results.contains(measured)) << measured;
   // Observations no result has stay out, as GB/s and GFLOP/s do.
   EXPECT_FALSE(results.contains("local_bytes"));
@@ -377,7 +379,8 @@ TEST(Report, RecurringValuesTravelAsTheirDistinctValuesAndAnIndex) {
   EXPECT_EQ(results["registers"]["values"], nlohmann::json::array({32.0, 255.0, 64.0, 40.0}));
   const auto index = bytes_of(results["registers"]);
   ASSERT_EQ(index.size(), 104u);
-  EXPECT_EQ((std::vector<unsigned char>(index.begin(), index.begin() + 6)), (std::vector<unsigned char>{1, 2, 0, 0, 3, 4}));
+  EXPECT_EQ((std::vector<unsigned char>(index.begin(), index.begin() + 6)),
+            (std::vector<unsigned char>{1, 2, 0, 0, 3, 4}));
   EXPECT_FALSE(results["registers"].contains("at"));
   EXPECT_EQ(results["median"]["type"], "f32");  // times are all different: float32 values
   // Energy, measured for one result of 104: that result's value and its index.
@@ -467,9 +470,9 @@ TEST(Report, DevicesKnownByNameShowNothingAsZero) {
   sql::Database db(l.path, sql::Database::Mode::read_only);
   const auto named = report::collect(db, {l.named, "scan", std::nullopt})["device"];
   EXPECT_TRUE(named["known_by_name_only"].get<bool>());
-  for (const char* field : {"compute_capability", "sm_count", "memory_bytes", "l2_bytes", "memory_clock_khz",
-                            "bus_width_bits", "theoretical_bandwidth_gbs", "driver_version", "nvrtc_version",
-                            "copy_bandwidth_gbs"})
+  for (const char* field :
+       {"compute_capability", "sm_count", "memory_bytes", "l2_bytes", "memory_clock_khz", "bus_width_bits",
+        "theoretical_bandwidth_gbs", "driver_version", "nvrtc_version", "copy_bandwidth_gbs"})
     EXPECT_TRUE(named[field].is_null()) << field << ": " << named[field];
   const auto h100 = report::collect(db, {l.h100, "scan", std::nullopt})["device"];
   EXPECT_FALSE(h100["known_by_name_only"].get<bool>());
@@ -559,7 +562,8 @@ TEST(Report, SidesAreRunsOrDevicesByUuidPrefixOrName) {
 TEST(Report, ComparisonSetsSharedProblemsSideBySide) {
   Landscape l;
   sql::Database db(l.path, sql::Database::Mode::read_only);
-  const report::Comparison devices{report::resolve_side(db, "GPU-h100"), report::resolve_side(db, "GPU-a100"), std::nullopt};
+  const report::Comparison devices{report::resolve_side(db, "GPU-h100"), report::resolve_side(db, "GPU-a100"),
+                                   std::nullopt};
   const auto data = report::collect_comparison(db, devices);
   ASSERT_EQ(data["families"].size(), 1u);
   const auto& problems = data["families"][0]["problems"];

@@ -57,7 +57,9 @@ TEST(ResampleProblems, WindowsAndOperatorsOverADayOfPoints) {
 TEST(ResampleReference, HandComputedWithAPartialLastWindow) {
   // Two series of 7 points, windows of 3: the third window of each series has one point.
   const HostBuffers inputs = with_inputs({1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16});
-  const auto run = [&](ReductionOp op) { return outputs(resample.reference(ResampleFamily::make_problem(2, 7, 3, op), inputs)); };
+  const auto run = [&](ReductionOp op) {
+    return outputs(resample.reference(ResampleFamily::make_problem(2, 7, 3, op), inputs));
+  };
   EXPECT_EQ(run(ReductionOp::sum), (std::vector<float>{6, 15, 7, 33, 42, 16}));
   EXPECT_EQ(run(ReductionOp::mean), (std::vector<float>{2, 5, 7, 11, 14, 16}));
   EXPECT_EQ(run(ReductionOp::min), (std::vector<float>{1, 4, 7, 10, 13, 16}));
@@ -84,14 +86,16 @@ TEST(ResampleReference, LastWindowOfADayWithSevenPointWindows) {
 
 TEST(ResampleInputs, NonZeroDeterministicAndSuitedToTheOperator) {
   const Problem mean = ResampleFamily::make_problem(3, 1000, 6, ReductionOp::mean);
-  const HostBuffers a = generated_inputs(resample, mean, 8), b = generated_inputs(resample, mean, 8), c = generated_inputs(resample, mean, 9);
+  const HostBuffers a = generated_inputs(resample, mean, 8), b = generated_inputs(resample, mean, 8),
+                    c = generated_inputs(resample, mean, 9);
   EXPECT_EQ(a.all(), b.all());
   EXPECT_NE(a.all(), c.all());
   for (const float v : a.as<float>("in")) {
     ASSERT_NE(v, 0.0f);
     ASSERT_EQ(v * 8, std::round(v * 8));  // eighths: window sums are exact in any order
   }
-  const HostBuffers max_inputs = generated_inputs(resample, ResampleFamily::make_problem(3, 1000, 6, ReductionOp::max), 8);
+  const HostBuffers max_inputs =
+      generated_inputs(resample, ResampleFamily::make_problem(3, 1000, 6, ReductionOp::max), 8);
   const auto extremes = max_inputs.as<float>("in");
   EXPECT_EQ(std::count(extremes.begin(), extremes.end(), 0.0f), 0);
   EXPECT_GT(std::count_if(extremes.begin(), extremes.end(), [](float v) { return v * 8 != std::round(v * 8); }), 2900);

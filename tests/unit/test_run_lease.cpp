@@ -29,7 +29,9 @@ Ids seed_identities(db::Store& store) {
   return {device, tmpl, problem};
 }
 
-db::RunRecord run_of(const Ids& ids) { return {0, "scan", ids.device, ids.tmpl, "brute_force", 1, "", "", "", "", "", ""}; }
+db::RunRecord run_of(const Ids& ids) {
+  return {0, "scan", ids.device, ids.tmpl, "brute_force", 1, "", "", "", "", "", ""};
+}
 
 void add_result(db::Store& store, const Ids& ids, std::int64_t run, const std::string& config) {
   db::ResultRecord r;

@@ -26,7 +26,8 @@ namespace {
 // was idle while work was waiting.
 class SimulatedLane : public Lane {
  public:
-  explicit SimulatedLane(std::chrono::microseconds per_config, bool breaks = false) : per_config_(per_config), breaks_(breaks) {}
+  explicit SimulatedLane(std::chrono::microseconds per_config, bool breaks = false)
+      : per_config_(per_config), breaks_(breaks) {}
   void set_problem(const Problem& problem, std::uint64_t) override { problem_ = problem.key(); }
   void prepare(const Problem& next, std::uint64_t) override { prepared_ = next.key(); }
   Outcome evaluate(const Space& space, const Config& config, const Compiled&, std::optional<double> best_ms) override {
@@ -99,7 +100,8 @@ TEST(Scheduler, UnequalLanesEvaluateEveryConfigOnceAndStayBusy) {
     for (const auto& key : lane->evaluated()) EXPECT_TRUE(everything.insert(key).second) << key << " evaluated twice";
   EXPECT_EQ(everything.size(), configs.size());
   // By queue, not in thirds: the slow lane takes about a 21st (10 : 1 : 10 speeds), the fast ones the rest.
-  EXPECT_LT(per_lane[1], static_cast<int>(configs.size()) / 5) << "the slow lane held work the fast ones could have done";
+  EXPECT_LT(per_lane[1], static_cast<int>(configs.size()) / 5)
+      << "the slow lane held work the fast ones could have done";
   EXPECT_GT(per_lane[0], static_cast<int>(configs.size()) / 3);
   EXPECT_GT(per_lane[2], static_cast<int>(configs.size()) / 3);
   // Busy: the whole ran in about the fast lanes' time (each does ~10/21 of the configs at 2 ms),
@@ -184,12 +186,15 @@ TEST(ScaleOut, ShardsFromTextOrTheLaunchersEnvironment) {
   EXPECT_EQ(parse_shard("auto", env({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}})), (Shard{1, 2}));
   EXPECT_EQ(parse_shard("auto", env({{"PMI_RANK", "3"}, {"PMI_SIZE", "8"}})), (Shard{3, 8}));
   EXPECT_EQ(parse_shard("auto", env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}})), (Shard{0, 4}));
-  EXPECT_EQ(parse_shard("auto", env({{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_COUNT", "4"},
-                                     {"SLURM_ARRAY_TASK_MIN", "5"}})),
-            (Shard{2, 4}));
+  EXPECT_EQ(
+      parse_shard("auto",
+                  env({{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_COUNT", "4"}, {"SLURM_ARRAY_TASK_MIN", "5"}})),
+      (Shard{2, 4}));
   // A job array's batch script also says it is task 0 of 1: the array decides.
-  EXPECT_EQ(parse_shard("auto", env({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_COUNT", "4"},
-                                     {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}})),
+  EXPECT_EQ(parse_shard("auto", env({{"SLURM_ARRAY_TASK_ID", "3"},
+                                     {"SLURM_ARRAY_TASK_COUNT", "4"},
+                                     {"SLURM_PROCID", "0"},
+                                     {"SLURM_NTASKS", "1"}})),
             (Shard{3, 4}));
   EXPECT_THROW(parse_shard("auto", env({{"OMPI_COMM_WORLD_RANK", "x"}, {"OMPI_COMM_WORLD_SIZE", "2"}})), UsageError);
   EXPECT_THROW(parse_shard("auto", env({{"SLURM_PROCID", "4"}, {"SLURM_NTASKS", "4"}})), UsageError);

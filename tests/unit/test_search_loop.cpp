@@ -121,7 +121,9 @@ const Space& copy_space() {
   return space;
 }
 
-bool no_repeats(const std::multiset<std::string>& keys) { return std::set<std::string>(keys.begin(), keys.end()).size() == keys.size(); }
+bool no_repeats(const std::multiset<std::string>& keys) {
+  return std::set<std::string>(keys.begin(), keys.end()).size() == keys.size();
+}
 
 }  // namespace
 
@@ -163,7 +165,8 @@ TEST(SearchLoop, BayesOptAskedAheadKeepsAtMostHalfAsManyOutstandingAsObserved) {
   ASSERT_GT(strategy.outstanding_after_batch.size(), 2u);
   for (std::size_t i = 1; i < strategy.outstanding_after_batch.size(); ++i) {
     const auto [outstanding, observed] = strategy.outstanding_after_batch[i];
-    EXPECT_LE(outstanding, std::max<std::size_t>(2, observed / 2)) << "batch " << i << " after " << observed << " observed";
+    EXPECT_LE(outstanding, std::max<std::size_t>(2, observed / 2))
+        << "batch " << i << " after " << observed << " observed";
   }
 }
 

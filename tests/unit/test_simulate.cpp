@@ -44,7 +44,8 @@ const char* kCache = R"json({
     "128,float2,1.5": {"block": 128, "vec": "float2", "frac": 1.5, "time": 7.0, "compile_time": 1000, "verification_time": 10, "benchmark_time": 1000}
   }})json";
 
-std::string write_cache(const fs::path& folder, const std::string& name = "tiny.json", const std::string& text = kCache) {
+std::string write_cache(const fs::path& folder, const std::string& name = "tiny.json",
+                        const std::string& text = kCache) {
   const std::string path = (folder / name).string();
   if (name.ends_with(".gz")) {
     gzFile file = gzopen(path.c_str(), "wb");
@@ -82,7 +83,8 @@ class Scripted : public Strategy {
   std::size_t next_ = 0;
 };
 
-SimulationResult simulate_named(const Landscape& landscape, const std::string& strategy, Budget budget, std::uint64_t seed = 1) {
+SimulationResult simulate_named(const Landscape& landscape, const std::string& strategy, Budget budget,
+                                std::uint64_t seed = 1) {
   const auto s = make_strategy(strategy, landscape.space(), seed);
   return simulate(landscape, *s, {budget, 1});
 }
@@ -123,22 +125,25 @@ TEST(KernelTunerCache, GzippedAndPlainReadTheSame) {
 TEST(KernelTunerCache, BadFilesAreUsageErrorsNamingTheFile) {
   const auto folder = temp_folder();
   const std::string missing = (folder / "nothere.json").string();
-  EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(missing); }).find("'" + missing + "': no such file"), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(missing); }).find("'" + missing + "': no such file"),
+            std::string::npos);
   const auto broken = write_cache(folder, "broken.json", R"({"cache": {)");
   EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(broken); }).find("'" + broken + "' is not valid JSON"),
             std::string::npos);
   const auto no_cache = write_cache(folder, "nocache.json", R"({"tune_params": {"a": [1]}})");
   EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(no_cache); }).find("no \"cache\" object"), std::string::npos);
-  const auto stray = write_cache(folder, "stray.json",
-                                 R"({"tune_params": {"a": [1, 2]}, "cache": {"3": {"a": 3, "time": 1.0}}})");
-  EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(stray); }).find("a = 3, not one of its values"), std::string::npos);
+  const auto stray =
+      write_cache(folder, "stray.json", R"({"tune_params": {"a": [1, 2]}, "cache": {"3": {"a": 3, "time": 1.0}}})");
+  EXPECT_NE(usage_error_of([&] { read_kernel_tuner_cache(stray); }).find("a = 3, not one of its values"),
+            std::string::npos);
 }
 
 // Fuzzed cache files (issue 17, item 9; tests/fuzz): each is a UsageError naming the field and
 // the entry, never a JSON library exception (exit 1) or a negative time that becomes the best.
 TEST(KernelTunerCache, FuzzedFilesAreUsageErrorsNamingTheField) {
   const auto folder = temp_folder();
-  const auto error_for = [&](const std::string& name, std::string text, const std::string& from, const std::string& to) {
+  const auto error_for = [&](const std::string& name, std::string text, const std::string& from,
+                             const std::string& to) {
     const auto at = text.find(from);
     EXPECT_NE(at, std::string::npos) << from;
     text.replace(at, from.size(), to);
@@ -148,7 +153,8 @@ TEST(KernelTunerCache, FuzzedFilesAreUsageErrorsNamingTheField) {
   std::string m = error_for("key.json", kCache, R"("tune_params_keys": ["block", "vec", "frac"])",
                             R"("tune_params_keys": ["block", 7, "frac"])");
   EXPECT_NE(m.find("\"tune_params_keys\" is 7, not a non-empty string"), std::string::npos) << m;
-  m = error_for("null.json", kCache, R"("tune_params_keys": ["block", "vec", "frac"])", R"("tune_params_keys": [null])");
+  m = error_for("null.json", kCache, R"("tune_params_keys": ["block", "vec", "frac"])",
+                R"("tune_params_keys": [null])");
   EXPECT_NE(m.find("\"tune_params_keys\" is null"), std::string::npos) << m;
   m = error_for("time.json", kCache, R"("time": 1.0)", R"("time": -1.0)");
   EXPECT_NE(m.find("cache entry '64,float2,1.5': \"time\" is -1.0, not a positive number"), std::string::npos) << m;
@@ -217,7 +223,8 @@ TEST(Simulator, BudgetsCombineAndTheFirstToRunOutEndsTheRun) {
   for (const auto& name : strategy_names()) {
     const auto run = simulate_named(landscape, name, {4, 3.0}, 7);
     EXPECT_LE(run.evaluations.size(), 4u) << name;
-    EXPECT_LT(run.evaluations.size() > 1 ? run.evaluations[run.evaluations.size() - 2].elapsed_seconds : 0, 3.0) << name;
+    EXPECT_LT(run.evaluations.size() > 1 ? run.evaluations[run.evaluations.size() - 2].elapsed_seconds : 0, 3.0)
+        << name;
   }
 }
 
@@ -294,9 +301,9 @@ TEST(RandomBaseline, ExpectedBestOfDrawsWithoutReplacement) {
   const RandomBaseline baseline(landscape);
   EXPECT_DOUBLE_EQ(baseline.optimum(), 1);
   EXPECT_DOUBLE_EQ(baseline.median(), 2);
-  EXPECT_DOUBLE_EQ(baseline.expected_best(1), 2);          // (1 + 2 + 3) / 3, failures never best
-  EXPECT_DOUBLE_EQ(baseline.expected_best(2), 10.0 / 6);   // six pairs: 1, 1, 1, 2, 2, 3
-  EXPECT_DOUBLE_EQ(baseline.expected_best(3), 1.25);       // four triples: 1, 1, 1, 2
+  EXPECT_DOUBLE_EQ(baseline.expected_best(1), 2);         // (1 + 2 + 3) / 3, failures never best
+  EXPECT_DOUBLE_EQ(baseline.expected_best(2), 10.0 / 6);  // six pairs: 1, 1, 1, 2, 2, 3
+  EXPECT_DOUBLE_EQ(baseline.expected_best(3), 1.25);      // four triples: 1, 1, 1, 2
   EXPECT_DOUBLE_EQ(baseline.expected_best(4), 1);
   EXPECT_DOUBLE_EQ(baseline.expected_best(1.5), (2 + 10.0 / 6) / 2);
   EXPECT_DOUBLE_EQ(baseline.expected_best_after(4.0), 10.0 / 6);

@@ -106,7 +106,8 @@ TEST(ConfigDefinitions, OneDefinePerAxis) {
 TEST(ConfigDefinitions, PlanOnlyAxesAreNotDefined) {
   Space s;
   s.axis("block", {128, 256}).labelled_axis("preset", {"memset", "stream"}).plan_only().axis("ept", {2, 4});
-  EXPECT_EQ(config_definitions(s, Config{{128, 1, 4}}), (std::vector<std::string>{"-DCUTUNE_BLOCK=128", "-DCUTUNE_EPT=4"}));
+  EXPECT_EQ(config_definitions(s, Config{{128, 1, 4}}),
+            (std::vector<std::string>{"-DCUTUNE_BLOCK=128", "-DCUTUNE_EPT=4"}));
   EXPECT_EQ(config_definitions(s, Config{{128, 0, 4}}), config_definitions(s, Config{{128, 1, 4}}));
   EXPECT_EQ(s.parse("block=128,preset=stream,ept=4"), (Config{{128, 1, 4}}));  // still a parameter of the config
   EXPECT_THROW(Space().plan_only(), Error);
@@ -195,13 +196,15 @@ TEST(SpaceSample, FindsRareConfigsAndReportsAnEmptySpace) {
 
 TEST(SpaceExpression, LabelsNameTheirValues) {
   Space s;
-  s.labelled_axis("algo", {"naive", "tiled", "regtile"}).labelled_axis("finish", {"smem", "shuffle"}).axis("tile", {16, 64, 128});
+  s.labelled_axis("algo", {"naive", "tiled", "regtile"})
+      .labelled_axis("finish", {"smem", "shuffle"})
+      .axis("tile", {16, 64, 128});
   s.require("algo == regtile || (algo == tiled && finish == shuffle)").require("tile >= 64 || algo != regtile");
   for (const auto& config : s.enumerate()) {
     const ConfigView c(s, config);
     EXPECT_TRUE(c["algo"] == 2 || (c["algo"] == 1 && c["finish"] == 1));
   }
-  EXPECT_EQ(s.enumerate().size(), 2u * 2 + 3);  // regtile: 2 finishes x 2 tiles; tiled + shuffle: 3 tiles
+  EXPECT_EQ(s.enumerate().size(), 2u * 2 + 3);             // regtile: 2 finishes x 2 tiles; tiled + shuffle: 3 tiles
   EXPECT_THROW(s.require("algo == blocked"), UsageError);  // no such label
   // A label two axes give different values is ambiguous, so it names nothing.
   Space ambiguous;

@@ -72,7 +72,8 @@ struct SpecFiles {
   TempFolder folder;
   std::filesystem::path spec;
 
-  explicit SpecFiles(const std::vector<std::pair<std::string, std::string>>& edits = {}, const std::string& source = kSaxpySource) {
+  explicit SpecFiles(const std::vector<std::pair<std::string, std::string>>& edits = {},
+                     const std::string& source = kSaxpySource) {
     std::ofstream(folder.file("saxpy.cu")) << source;
     std::string text = kSaxpySpec;
     for (const auto& [from, to] : edits) {
@@ -101,7 +102,8 @@ std::string load_error(const std::vector<std::pair<std::string, std::string>>& e
 }
 
 // Everything check_spec_family checks, as `tune` runs it before storing anything.
-std::string check_error(const std::vector<std::pair<std::string, std::string>>& edits, const std::string& source = kSaxpySource) {
+std::string check_error(const std::vector<std::pair<std::string, std::string>>& edits,
+                        const std::string& source = kSaxpySource) {
   const SpecFiles files(edits, source);
   return error_of([&] {
     const auto family = load_spec_family(files.spec);
@@ -148,7 +150,8 @@ TEST(SpecRead, ASmallSpecBecomesAFamily) {
 }
 
 TEST(SpecRead, TheExampleSpecsRead) {
-  for (const char* spec : {"specs/copy.toml", "specs/resample.toml", "conv2d/conv2d.toml", "histogram/histogram.toml"}) {
+  for (const char* spec :
+       {"specs/copy.toml", "specs/resample.toml", "conv2d/conv2d.toml", "histogram/histogram.toml"}) {
     SCOPED_TRACE(spec);
     const auto family = load_spec_family(kExamples / spec);
     EXPECT_TRUE(family->verifies());
@@ -181,7 +184,8 @@ TEST(SpecRead, CopyAndResampleSpecsPlanExactlyAsTheirCppFamilies) {
       EXPECT_EQ(spec->work(mirrored).bytes, builtin->work(problem).bytes);
       const auto spec_buffers = spec->buffers(mirrored), buffers = builtin->buffers(problem);
       ASSERT_EQ(spec_buffers.size(), buffers.size());
-      for (std::size_t i = 0; i < buffers.size(); ++i) EXPECT_EQ(spec_buffers[i].bytes, buffers[i].bytes) << buffers[i].name;
+      for (std::size_t i = 0; i < buffers.size(); ++i)
+        EXPECT_EQ(spec_buffers[i].bytes, buffers[i].bytes) << buffers[i].name;
       for (const Config& config : space.enumerate()) {
         const std::string key = space.key(config);
         const Config spec_config = spec_space.parse(key);
@@ -227,7 +231,8 @@ labels = ["fast", "safe"]
 name = "tiles"
 value = "ceil_div(n, block_size_x)"
 )toml";
-  const SpecFiles files({{"[[buffer]]", text_axis + "\n[[buffer]]"}, {"grid = [\"ceil_div(n, block_size_x)\"]", "grid = [\"tiles\"]"}});
+  const SpecFiles files(
+      {{"[[buffer]]", text_axis + "\n[[buffer]]"}, {"grid = [\"ceil_div(n, block_size_x)\"]", "grid = [\"tiles\"]"}});
   const auto family = load_spec_family(files.spec);
   const Space space = family->space(limits_for_arch("sm_90"));
   const Config config = space.parse("block_size_x=256,alpha=0.5,mode=safe");
@@ -256,10 +261,12 @@ TEST(SpecInputs, InitialisersAndNpyFiles) {
   inputs.at("x").resize(16);
   inputs.at("y").resize(16);
   family->generate_inputs(problem, 7, inputs);
-  EXPECT_EQ(std::vector<float>(inputs.as<float>("x").begin(), inputs.as<float>("x").end()), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(std::vector<float>(inputs.as<float>("x").begin(), inputs.as<float>("x").end()),
+            (std::vector<float>{1, 2, 3, 4}));
   for (float v : inputs.as<float>("y")) EXPECT_TRUE(v == 3 || v == 4 || v == 5) << v;
   // The same file is refused for a problem whose buffer has another length, naming both.
-  expect_contains(error_of([&] { family->parse_problem("n=5"); }), "x.npy: 4 elements (shape (4,)), but buffer 'x' holds 5");
+  expect_contains(error_of([&] { family->parse_problem("n=5"); }),
+                  "x.npy: 4 elements (shape (4,)), but buffer 'x' holds 5");
 }
 
 TEST(SpecVerify, ToleranceAndExactComparisons) {
@@ -281,7 +288,8 @@ TEST(SpecVerify, ToleranceAndExactComparisons) {
 // ---- bad input: one line naming the file and the field, before anything is stored --------------
 
 TEST(SpecBadInput, UnknownNamesKeysAndKinds) {
-  expect_contains(load_error({{"length = \"n\"", "length = \"n * m\""}}), "saxpy.toml: buffer 'x': length: expression 'n * m': unknown name 'm' at column 5");
+  expect_contains(load_error({{"length = \"n\"", "length = \"n * m\""}}),
+                  "saxpy.toml: buffer 'x': length: expression 'n * m': unknown name 'm' at column 5");
   expect_contains(load_error({{"grid = [\"ceil_div(n, block_size_x)\"]", "grid = [\"ceil_div(n, block)\"]"}}),
                   "step 1 (launch 'saxpy'): grid[0]: expression 'ceil_div(n, block)': unknown name 'block'");
   // Lengths of inputs and outputs depend on the problem only: an axis is unknown there.
@@ -296,10 +304,12 @@ TEST(SpecBadInput, UnknownNamesKeysAndKinds) {
 
 TEST(SpecBadInput, ConstraintsNameAxesAndLimits) {
   const SpecFiles ok(std::vector<std::pair<std::string, std::string>>{
-      {"problems = [\"n=1000\"]", "problems = [\"n=1000\"]\nconstraints = [\"block_size_x * 2 <= max_threads_per_block\"]"}});
+      {"problems = [\"n=1000\"]",
+       "problems = [\"n=1000\"]\nconstraints = [\"block_size_x * 2 <= max_threads_per_block\"]"}});
   EXPECT_EQ(load_spec_family(ok.spec)->space(limits_for_arch("sm_90")).enumerate().size(), 3u);
-  expect_contains(load_error({{"problems = [\"n=1000\"]", "problems = [\"n=1000\"]\nconstraints = [\"block_size_x <= nosuch\"]"}}),
-                  "constraints: constraint 'block_size_x <= nosuch': unknown parameter 'nosuch'");
+  expect_contains(
+      load_error({{"problems = [\"n=1000\"]", "problems = [\"n=1000\"]\nconstraints = [\"block_size_x <= nosuch\"]"}}),
+      "constraints: constraint 'block_size_x <= nosuch': unknown parameter 'nosuch'");
 }
 
 TEST(SpecBadInput, MissingFiles) {
@@ -317,36 +327,47 @@ TEST(SpecBadInput, NpyOfTheWrongTypeOrShape) {
   TempFolder folder("cutune-npy");
   NpyArray doubles{"float64", {1000}, std::vector<std::byte>(8000)};
   write_npy(folder.file("doubles.npy"), doubles);
-  expect_contains(check_error({{"init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n[[buffer]]",
-                                "init = { kind = \"npy\", file = \"" + folder.file("doubles.npy") + "\" }\n\n[[buffer]]"}}),
-                  "dtype float64 (<f8), but buffer 'x' holds float32");
+  expect_contains(
+      check_error({{"init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n[[buffer]]",
+                    "init = { kind = \"npy\", file = \"" + folder.file("doubles.npy") + "\" }\n\n[[buffer]]"}}),
+      "dtype float64 (<f8), but buffer 'x' holds float32");
   NpyArray short_one{"float32", {10, 10}, std::vector<std::byte>(400)};
   write_npy(folder.file("short.npy"), short_one);
-  expect_contains(check_error({{"init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n[[buffer]]",
-                                "init = { kind = \"npy\", file = \"" + folder.file("short.npy") + "\" }\n\n[[buffer]]"}}),
-                  "100 elements (shape (10, 10)), but buffer 'x' holds 1000");
+  expect_contains(
+      check_error({{"init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n[[buffer]]",
+                    "init = { kind = \"npy\", file = \"" + folder.file("short.npy") + "\" }\n\n[[buffer]]"}}),
+      "100 elements (shape (10, 10)), but buffer 'x' holds 1000");
 }
 
 TEST(SpecBadInput, ExpressionsThatFailForAProblemOrConfig) {
-  expect_contains(check_error({{"grid = [\"ceil_div(n, block_size_x)\"]", "grid = [\"n / (block_size_x - 64)\"]"}}),
-                  "grid[0] 'n / (block_size_x - 64)' has no value (a division by zero or an overflow) for problem n=1000, "
-                  "config block_size_x=64");
-  expect_contains(check_error({{"length = \"n\"", "length = \"n - 2000\""}}), "buffer 'x': length 'n - 2000' is -1000, below 0");
+  expect_contains(
+      check_error({{"grid = [\"ceil_div(n, block_size_x)\"]", "grid = [\"n / (block_size_x - 64)\"]"}}),
+      "grid[0] 'n / (block_size_x - 64)' has no value (a division by zero or an overflow) for problem n=1000, "
+      "config block_size_x=64");
+  expect_contains(check_error({{"length = \"n\"", "length = \"n - 2000\""}}),
+                  "buffer 'x': length 'n - 2000' is -1000, below 0");
   expect_contains(check_error({{"block = [\"block_size_x\"]", "block = [\"block_size_x - 64\"]"}}), "is 0, below 1");
 }
 
 TEST(SpecBadInput, KernelsAndArgumentsAreCheckedAgainstTheTemplate) {
-  expect_contains(check_error({{"launch = \"saxpy\"", "launch = \"saxpyy\""}}), "kernel 'saxpyy' is not in the template");
-  expect_contains(check_error({{"args = [\"int32 n\", \"float32 2.5\", \"x\", \"y\"]", "args = [\"int32 n\", \"x\", \"y\"]"}}),
-                  "the spec passes 3 arguments, but kernel 'saxpy' takes another number");
-  expect_contains(check_error({{"args = [\"int32 n\"", "args = [\"int64 n\""}}),
-                  "argument 0 ('int64 n'): the spec passes an 8-byte integer (int64), but the kernel's parameter 0 is not one");
+  expect_contains(check_error({{"launch = \"saxpy\"", "launch = \"saxpyy\""}}),
+                  "kernel 'saxpyy' is not in the template");
+  expect_contains(
+      check_error({{"args = [\"int32 n\", \"float32 2.5\", \"x\", \"y\"]", "args = [\"int32 n\", \"x\", \"y\"]"}}),
+      "the spec passes 3 arguments, but kernel 'saxpy' takes another number");
+  expect_contains(
+      check_error({{"args = [\"int32 n\"", "args = [\"int64 n\""}}),
+      "argument 0 ('int64 n'): the spec passes an 8-byte integer (int64), but the kernel's parameter 0 is not one");
   expect_contains(check_error({{"\"float32 2.5\"", "\"int32 2\""}}), "argument 1 ('int32 2')");
-  expect_contains(check_error({{"args = [\"int32 n\", \"float32 2.5\", \"x\", \"y\"]", "args = [\"int32 n\", \"float32 2.5\", \"int32 n\", \"y\"]"}}),
+  expect_contains(check_error({{"args = [\"int32 n\", \"float32 2.5\", \"x\", \"y\"]",
+                                "args = [\"int32 n\", \"float32 2.5\", \"int32 n\", \"y\"]"}}),
                   "argument 2 ('int32 n')");
-  expect_contains(check_error({{"type = \"float32\"\nlength = \"n\"\nrole = \"input\"", "type = \"float64\"\nlength = \"n\"\nrole = \"input\""}}),
-                  "buffer 'x' holds float64 (8 bytes), but the kernel's parameter 2 points to elements of another size");
-  expect_contains(check_error({{"launch = \"saxpy\"", "launch = \"mangled\""}, {"args = [\"int32 n\", \"float32 2.5\", \"x\", \"y\"]", "args = [\"int32 n\"]"}}),
+  expect_contains(
+      check_error({{"type = \"float32\"\nlength = \"n\"\nrole = \"input\"",
+                    "type = \"float64\"\nlength = \"n\"\nrole = \"input\""}}),
+      "buffer 'x' holds float64 (8 bytes), but the kernel's parameter 2 points to elements of another size");
+  expect_contains(check_error({{"launch = \"saxpy\"", "launch = \"mangled\""},
+                               {"args = [\"int32 n\", \"float32 2.5\", \"x\", \"y\"]", "args = [\"int32 n\"]"}}),
                   "kernel 'mangled' in the template");
   EXPECT_EQ(check_error({}), "(no error)");
 }

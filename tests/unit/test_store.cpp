@@ -248,7 +248,8 @@ TEST(Store, MigratesAVersion1DatabaseKeepingItsResults) {
   store.refresh_family_defaults();
   // Its problem took the typed identity of the scan schema it was stored under.
   auto s = store.database().prepare(
-      "SELECT config FROM family_defaults WHERE family = 'scan' AND match_key = 'starts_offset=0,stops_offset=0,type=int32'");
+      "SELECT config FROM family_defaults WHERE family = 'scan' AND match_key = "
+      "'starts_offset=0,stops_offset=0,type=int32'");
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.column_text(0), "algo=warp");
 }
@@ -555,10 +556,14 @@ TEST(StoreSchema8, EveryObservationFieldIsAResultsColumnOfItsType) {
     const Column expected = std::visit(
         [](auto member) -> Column {
           using Value = std::remove_reference_t<decltype(std::declval<Observations>().*member)>;
-          if constexpr (std::is_same_v<Value, std::optional<double>>) return {"REAL", "", false};
-          else if constexpr (std::is_same_v<Value, std::optional<std::int64_t>>) return {"INTEGER", "", false};
-          else if constexpr (std::is_same_v<Value, std::string>) return {"TEXT", "''", true};
-          else return {"INTEGER", "0", true};
+          if constexpr (std::is_same_v<Value, std::optional<double>>)
+            return {"REAL", "", false};
+          else if constexpr (std::is_same_v<Value, std::optional<std::int64_t>>)
+            return {"INTEGER", "", false};
+          else if constexpr (std::is_same_v<Value, std::string>)
+            return {"TEXT", "''", true};
+          else
+            return {"INTEGER", "0", true};
         },
         field.member);
     EXPECT_EQ(it->second.type, expected.type) << field.name;
@@ -614,8 +619,9 @@ TEST(StoreSchema8, AVersion7DatabaseMigratesWithUnknownObservationsAndStoresNewO
   Store store(t.path);
   sql::Database& db = store.database();
   EXPECT_EQ(schema_version(db), kSchemaVersion);
-  EXPECT_EQ(count_of(db, "SELECT COUNT(*) FROM results WHERE energy_j IS NULL AND energy_method = '' AND remeasured = 0 "
-                         "AND registers IS NULL AND compile_warnings = ''"),
+  EXPECT_EQ(count_of(db,
+                     "SELECT COUNT(*) FROM results WHERE energy_j IS NULL AND energy_method = '' AND remeasured = 0 "
+                     "AND registers IS NULL AND compile_warnings = ''"),
             2);
   auto observed = result(1, 1, 1, 1, "algo=lookback", "ok", 0.1);
   observed.observations = every_observation();

@@ -16,7 +16,7 @@ double ulps_off(double got, long double want) {
   int exponent = 0;
   std::frexp(rounded, &exponent);
   const long double ulp = std::fabs(rounded) < std::numeric_limits<double>::min() ? std::ldexp(1.0L, -1074)
-                                                                                    : std::ldexp(1.0L, exponent - 53);
+                                                                                  : std::ldexp(1.0L, exponent - 53);
   return static_cast<double>(std::fabs(static_cast<long double>(got) - want) / ulp);
 }
 
@@ -27,9 +27,10 @@ TEST(StraightMath, LogIsWithinOneUlp) {
   for (int t = 0; t < 600000; ++t) {
     // The whole range (subnormals included), around 1 where ln d is small, and around sqrt(2)
     // and sqrt(1/2), where the reduction switches binades.
-    const double d = t % 3 == 0   ? std::ldexp(mantissa(random), static_cast<int>(exponent(random)))
-                     : t % 3 == 1 ? 1.0 + near_one(random)
-                                  : std::ldexp(1.4142135623730951 + near_one(random) * 1e-3, static_cast<int>(exponent(random) / 8));
+    const double d =
+        t % 3 == 0   ? std::ldexp(mantissa(random), static_cast<int>(exponent(random)))
+        : t % 3 == 1 ? 1.0 + near_one(random)
+                     : std::ldexp(1.4142135623730951 + near_one(random) * 1e-3, static_cast<int>(exponent(random) / 8));
     if (d == 0) continue;
     const double e = ulps_off(straight_log(d), std::log(static_cast<long double>(d)));
     if (e > worst) worst = e, worst_at = d;
@@ -61,7 +62,8 @@ TEST(StraightMath, PowersThroughLogAndExp) {
   for (const double d : {1e-8, 0.3, 1.0, 2.5, 977.0})
     for (const double a : {1.5, 2.0, 2.525, 3.5}) {
       const long double want = std::pow(static_cast<long double>(d), static_cast<long double>(a));
-      EXPECT_LE(ulps_off(straight_exp(a * straight_log(d)), want), 1.0 + 3 * std::fabs(a * std::log(d))) << d << "^" << a;
+      EXPECT_LE(ulps_off(straight_exp(a * straight_log(d)), want), 1.0 + 3 * std::fabs(a * std::log(d)))
+          << d << "^" << a;
     }
 }
 

@@ -45,7 +45,7 @@ struct DrivenRun {
 
 // Checks every proposal as it comes, then answers it with the bowl.
 DrivenRun drive(const std::string& strategy_name, const Space& space, std::uint64_t seed, std::size_t max_evals,
-          std::size_t batch_size = 1) {
+                std::size_t batch_size = 1) {
   DrivenRun run;
   auto strategy = make_strategy(strategy_name, space, seed);
   std::set<Config> seen;
@@ -124,8 +124,8 @@ INSTANTIATE_TEST_SUITE_P(Registered, EveryStrategy, ::testing::ValuesIn(strategy
 TEST(StrategyRegistry, DefaultIsRegisteredAndUnknownNamesAreUsageErrors) {
   const auto names = strategy_names();
   EXPECT_EQ(names.front(), default_strategy_name());
-  for (const char* required : {"brute_force", "random_sampling", "simulated_annealing", "genetic_algorithm", "greedy_ils",
-                               "auc_bandit", "nlopt_sbplx", "nlopt_direct_l", "nlopt_crs2"})
+  for (const char* required : {"brute_force", "random_sampling", "simulated_annealing", "genetic_algorithm",
+                               "greedy_ils", "auc_bandit", "nlopt_sbplx", "nlopt_direct_l", "nlopt_crs2"})
     EXPECT_NO_THROW(check_strategy_name(required)) << required;
   try {
     make_strategy("nosuch", bowl_space(), 1);

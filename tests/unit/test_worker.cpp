@@ -176,7 +176,8 @@ TEST(EvaluationWorker, AWorkerWithoutADeviceSaysWhy) {
     FAIL() << "evaluated without a device";
   } catch (const Error& e) {
     const std::string message = e.what();
-    EXPECT_TRUE(message.find("no CUDA driver") != std::string::npos || message.find("no CUDA device 97") != std::string::npos)
+    EXPECT_TRUE(message.find("no CUDA driver") != std::string::npos ||
+                message.find("no CUDA device 97") != std::string::npos)
         << message;
   }
 }

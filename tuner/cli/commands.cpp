@@ -62,7 +62,8 @@ std::vector<Problem> requested_problems(const Family& family, const TuneArgs& ar
   for (std::int64_t n : args.sizes)
     if (n <= 0) throw UsageError("--n must be positive (got " + std::to_string(n) + ")");
   if (args.problems.empty()) return family.problems(ProblemRequest{args.type, args.sizes});
-  if (!args.sizes.empty() || args.type) throw UsageError("--problem names whole problems: give it without --n and --type");
+  if (!args.sizes.empty() || args.type)
+    throw UsageError("--problem names whole problems: give it without --n and --type");
   std::vector<Problem> list;
   for (const std::string& text : args.problems) list.push_back(family.parse_problem(text));
   return list;
@@ -132,8 +133,9 @@ void check_database_writable(const std::string& path) {
 
 int run_command(const TuneArgs& args) {
   if (args.json && !args.list && !args.best)
-    throw UsageError("--json goes with --list or --best here (and with the listings: tune families, tune space, "
-                     "tune strategies, tune db …)");
+    throw UsageError(
+        "--json goes with --list or --best here (and with the listings: tune families, tune space, "
+        "tune strategies, tune db …)");
   if (args.list) return list_families(args);
   if (args.best) return print_best(args);
   if (args.covering_sample && !args.compile_only) throw UsageError("--covering-sample goes with --compile-only");
@@ -222,12 +224,14 @@ int compile_only(const TuneArgs& args) {
     const auto definitions = family.problem_definitions(problem);
     if (!compiled.insert(definitions).second) continue;
     std::vector<CompileRequest> requests;
-    for (const auto& config : configs) requests.push_back(compile_request(family, source, space, config, problem, limits.arch()));
+    for (const auto& config : configs)
+      requests.push_back(compile_request(family, source, space, config, problem, limits.arch()));
     const auto started = std::chrono::steady_clock::now();
     ProgressLine progress(!args.quiet);
     const std::string what = fmt::format("{} {} {}", family.name(), limits.arch(), problem.dtype());
-    const auto results = cache.compile_all(requests, args.jobs.value_or(default_jobs()),
-                                           [&](std::size_t done, std::size_t total) { progress.count(what, done, total, "compiled"); });
+    const auto results =
+        cache.compile_all(requests, args.jobs.value_or(default_jobs()),
+                          [&](std::size_t done, std::size_t total) { progress.count(what, done, total, "compiled"); });
     progress.finish();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     int ok = 0, failed = 0;
@@ -242,12 +246,13 @@ int compile_only(const TuneArgs& args) {
     failures += failed;
     std::string described;
     for (const auto& d : definitions) described += (described.empty() ? "" : " ") + d;
-    std::cout << fmt::format("{} {} {} ({}): {} raw configs, {} rejected by constraints, {}{} compiled, {} failed ({:.1f} s)\n",
-                             family.name(), limits.arch(), problem.dtype(), described, raw,
-                             raw - static_cast<std::int64_t>(valid),
-                             args.covering_sample ? fmt::format("a sample covering every axis value and pair of values of the {} valid: ", valid)
-                                                  : std::string(),
-                             ok, failed, seconds);
+    std::cout << fmt::format(
+        "{} {} {} ({}): {} raw configs, {} rejected by constraints, {}{} compiled, {} failed ({:.1f} s)\n",
+        family.name(), limits.arch(), problem.dtype(), described, raw, raw - static_cast<std::int64_t>(valid),
+        args.covering_sample
+            ? fmt::format("a sample covering every axis value and pair of values of the {} valid: ", valid)
+            : std::string(),
+        ok, failed, seconds);
   }
   std::error_code ec;
   std::filesystem::remove_all(folder, ec);
@@ -276,7 +281,8 @@ int describe_space(const TuneArgs& args) {
     out["family"] = family.name();
     out["arch"] = limits.arch();
     const double raw = space.raw_size();  // a double: products of many axes outgrow 64 bits
-    out["raw_configs"] = raw < 9e15 ? nlohmann::ordered_json(static_cast<std::int64_t>(raw)) : nlohmann::ordered_json(raw);
+    out["raw_configs"] =
+        raw < 9e15 ? nlohmann::ordered_json(static_cast<std::int64_t>(raw)) : nlohmann::ordered_json(raw);
     out["valid_configs"] = valid;
     out["axes"] = nlohmann::ordered_json::array();
     for (std::size_t a = 0; a < space.axes().size(); ++a) {
@@ -317,7 +323,8 @@ int describe_space(const TuneArgs& args) {
   for (std::size_t a = 0; a < space.axes().size(); ++a) {
     const Axis& axis = space.axes()[a];
     std::cout << fmt::format("  {}{:<{}}  {:<{}}  {}{}\n", axis.plan_only ? "*" : " ", axis.name, name_width, values[a],
-                             values_width, axis.help, never[a].empty() ? "" : " (in no valid config: " + never[a] + ")");
+                             values_width, axis.help,
+                             never[a].empty() ? "" : " (in no valid config: " + never[a] + ")");
   }
   std::cout << "constraints\n";
   for (std::size_t i = 0; i < space.constraints().size(); ++i) {
@@ -349,22 +356,23 @@ void report_run(std::ostream& out, const Family& family, const Device& device, d
   const double choosing = result.strategy_seconds * result.gpus;
   const double other = gpu_seconds - gpu_busy - result.compile_wait_seconds - result.setup_seconds -
                        result.finishing_seconds * result.gpus - choosing;
-  out << fmt::format("time: {:.1f} s in all{}; on the GPU{} {:.1f} s verifying and {:.1f} s measuring, idle {:.1f} s: "
-                     "{:.1f} s waiting for compiles, {:.1f} s setting problems up ({:.1f} s of the workers' on inputs "
-                     "and CPU references), {:.1f} s for the strategy to choose "
-                     "configs, {:.1f} s storing cubins and defaults, {:.1f} s between configs (loading modules, "
-                     "launching, storing results)\n",
-                     result.wall_seconds, result.gpus > 1 ? fmt::format(" on {} GPUs", result.gpus) : std::string(),
-                     result.gpus > 1 ? "s (GPU-seconds)" : "", result.verify_seconds, result.benchmark_seconds,
-                     gpu_seconds - gpu_busy, result.compile_wait_seconds, result.setup_seconds,
-                     result.setup_host_seconds, choosing,
-                     result.finishing_seconds * result.gpus, other);
-  out << fmt::format("compiles: {} fresh (cache misses), {:.1f} s of NVRTC time over {} processes ({:.0f}% of "
-                     "their capacity during the run)\n",
-                     result.compiles, result.compile_seconds, result.compile_jobs,
-                     result.wall_seconds > 0 && result.compile_jobs > 0
-                         ? 100 * result.compile_seconds / (result.wall_seconds * result.compile_jobs)
-                         : 0.0);
+  out << fmt::format(
+      "time: {:.1f} s in all{}; on the GPU{} {:.1f} s verifying and {:.1f} s measuring, idle {:.1f} s: "
+      "{:.1f} s waiting for compiles, {:.1f} s setting problems up ({:.1f} s of the workers' on inputs "
+      "and CPU references), {:.1f} s for the strategy to choose "
+      "configs, {:.1f} s storing cubins and defaults, {:.1f} s between configs (loading modules, "
+      "launching, storing results)\n",
+      result.wall_seconds, result.gpus > 1 ? fmt::format(" on {} GPUs", result.gpus) : std::string(),
+      result.gpus > 1 ? "s (GPU-seconds)" : "", result.verify_seconds, result.benchmark_seconds, gpu_seconds - gpu_busy,
+      result.compile_wait_seconds, result.setup_seconds, result.setup_host_seconds, choosing,
+      result.finishing_seconds * result.gpus, other);
+  out << fmt::format(
+      "compiles: {} fresh (cache misses), {:.1f} s of NVRTC time over {} processes ({:.0f}% of "
+      "their capacity during the run)\n",
+      result.compiles, result.compile_seconds, result.compile_jobs,
+      result.wall_seconds > 0 && result.compile_jobs > 0
+          ? 100 * result.compile_seconds / (result.wall_seconds * result.compile_jobs)
+          : 0.0);
 
   // The report covers every run of this family on this device, so a resumed tuning shows whole.
   const std::string folder = (std::filesystem::path(store.database().path()).parent_path() / "reports").string();
@@ -408,7 +416,8 @@ int tune(const TuneArgs& args) {
   }
 
   if (args.cut_ratio) {
-    if (!(*args.cut_ratio == 0 || *args.cut_ratio > 1)) throw UsageError("--cut-ratio must be 0 (never) or more than 1");
+    if (!(*args.cut_ratio == 0 || *args.cut_ratio > 1))
+      throw UsageError("--cut-ratio must be 0 (never) or more than 1");
     options.measure.cut_ratio = *args.cut_ratio;
   }
   if (args.energy_window && !args.energy) throw UsageError("--energy-window needs --energy");
@@ -428,7 +437,8 @@ int tune(const TuneArgs& args) {
   if (args.devices) {
     ordinals = parse_devices(*args.devices, available);
   } else {
-    if (*args.device >= available) throw UsageError(fmt::format("no CUDA device {} (this machine has {})", *args.device, available));
+    if (*args.device >= available)
+      throw UsageError(fmt::format("no CUDA device {} (this machine has {})", *args.device, available));
     ordinals = {*args.device};
   }
   std::map<int, std::unique_ptr<Device>> opened;
@@ -438,16 +448,19 @@ int tune(const TuneArgs& args) {
     // No context here: the workers make their own, and copy bandwidth makes one when measured.
     if (!device) device = std::make_unique<Device>(ordinal, Device::Context::when_needed);
     auto same = std::find_if(models.begin(), models.end(), [&](const auto& group) {
-      return group[0]->fingerprint().name == device->fingerprint().name && group[0]->limits().arch() == device->limits().arch();
+      return group[0]->fingerprint().name == device->fingerprint().name &&
+             group[0]->limits().arch() == device->limits().arch();
     });
-    if (same == models.end()) models.push_back({device.get()});
-    else same->push_back(device.get());
+    if (same == models.end())
+      models.push_back({device.get()});
+    else
+      same->push_back(device.get());
   }
   // A spec's plans and kernel arguments are checked for each model before the database is opened.
   if (chosen.spec())
     for (const auto& group : models)
-      check_spec_family(*chosen.spec(), tuning_space(family, group[0]->limits(), options.restrictions), options.problems,
-                        group[0]->limits().arch());
+      check_spec_family(*chosen.spec(), tuning_space(family, group[0]->limits(), options.restrictions),
+                        options.problems, group[0]->limits().arch());
   db::Store store(db_path);
 
   // Models one after another: each run keeps every GPU of its model busy.
@@ -464,10 +477,11 @@ int tune(const TuneArgs& args) {
     const SessionResult result = session.run();
     report_run(std::cout, family, device, store, options, result);
     const auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
-    std::cout << fmt::format("around the run: {:.2f} s before it (driver, devices, database), {:.2f} s after it "
-                             "(best table, report)\n",
-                             seconds(command_started, session_started),
-                             seconds(session_started, std::chrono::steady_clock::now()) - result.wall_seconds);
+    std::cout << fmt::format(
+        "around the run: {:.2f} s before it (driver, devices, database), {:.2f} s after it "
+        "(best table, report)\n",
+        seconds(command_started, session_started),
+        seconds(session_started, std::chrono::steady_clock::now()) - result.wall_seconds);
   }
   return 0;
 }
@@ -485,8 +499,8 @@ int write_reports(const ReportArgs& args) {
   };
   if (!args.compare.empty()) {
     try {
-      report::Comparison comparison{report::resolve_side(db, args.compare.at(0)), report::resolve_side(db, args.compare.at(1)),
-                                    args.kernel};
+      report::Comparison comparison{report::resolve_side(db, args.compare.at(0)),
+                                    report::resolve_side(db, args.compare.at(1)), args.kernel};
       std::cout << report::write_comparison(db, comparison, args.out) << "\n";
     } catch (const report::BadSelection& e) {
       throw UsageError(std::string("--compare: ") + e.what());
@@ -514,10 +528,12 @@ int write_reports(const ReportArgs& args) {
     if (selections.empty()) throw UsageError("no results in '" + path + "' match the selection");
   }
   try {
-    for (const auto& selection : selections) std::cout << report::write_report(db, selection, args.out, !args.run) << "\n";
+    for (const auto& selection : selections)
+      std::cout << report::write_report(db, selection, args.out, !args.run) << "\n";
     // The index links the reports just written: every (device, family) of the selection.
     if (!args.run)
-      std::cout << report::write_index(db, selections, std::filesystem::path(path).filename().string(), args.out) << "\n";
+      std::cout << report::write_index(db, selections, std::filesystem::path(path).filename().string(), args.out)
+                << "\n";
   } catch (const std::filesystem::filesystem_error& e) {
     throw unwritable(e.code().message());
   }
@@ -561,8 +577,10 @@ int list_strategies(const TuneArgs& args) {
                                     {!args.strategy_options.empty(), "--strategy-option"},
                                     {args.quiet, "--quiet"}})
     if (given)
-      throw UsageError(std::string(name) + " goes with a FOLDER of landscapes to score the strategies on "
-                                           "(tune strategies FOLDER " + name + " …)");
+      throw UsageError(std::string(name) +
+                       " goes with a FOLDER of landscapes to score the strategies on "
+                       "(tune strategies FOLDER " +
+                       name + " …)");
   std::vector<std::string> names = strategy_names();
   if (args.strategy) {
     check_strategy_name(*args.strategy);
@@ -595,8 +613,10 @@ int strategy_bench(const TuneArgs& args) {
   StrategyBenchOptions options;
   options.folder = *args.strategy_bench;
   options.repeats = args.repeats.value_or(5);
-  if (args.strategy) options.strategies = strategy_variants(*args.strategy, args.strategy_options);
-  else if (!args.strategy_options.empty()) throw UsageError("--strategy-option needs --strategy: options belong to one strategy");
+  if (args.strategy)
+    options.strategies = strategy_variants(*args.strategy, args.strategy_options);
+  else if (!args.strategy_options.empty())
+    throw UsageError("--strategy-option needs --strategy: options belong to one strategy");
   options.threads = default_jobs();
   options.leave_one_out = args.leave_one_out;
   options.warm_start = args.warm_pairs;

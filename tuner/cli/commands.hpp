@@ -17,14 +17,14 @@ struct TuneArgs {
   bool covering_sample = false;  // compile: a sample covering every axis value, not the whole space
   bool json = false;             // listings: one JSON document on stdout instead of text
   std::optional<std::string> kernel;
-  std::optional<std::string> kernel_file;     // a kernel spec (docs/kernel-spec.md) instead of --kernel
-  std::optional<int> samples;                 // exactly this many timed samples per config
-  std::optional<double> cut_ratio;            // stop sampling a config this many times behind the best; 0: never
-  bool energy = false;                        // --energy: an energy window per config (observers.hpp)
-  std::optional<double> energy_window;        // its least span of busy time, seconds
+  std::optional<std::string> kernel_file;  // a kernel spec (docs/kernel-spec.md) instead of --kernel
+  std::optional<int> samples;              // exactly this many timed samples per config
+  std::optional<double> cut_ratio;         // stop sampling a config this many times behind the best; 0: never
+  bool energy = false;                     // --energy: an energy window per config (observers.hpp)
+  std::optional<double> energy_window;     // its least span of busy time, seconds
   std::optional<int> device;
-  std::optional<std::string> devices;         // --devices 0,2,3 or all: GPUs of this host sharing the run
-  std::optional<std::string> shard;           // --shard I/K or auto: this process's share of the problems
+  std::optional<std::string> devices;  // --devices 0,2,3 or all: GPUs of this host sharing the run
+  std::optional<std::string> shard;    // --shard I/K or auto: this process's share of the problems
   std::optional<std::string> type;
   std::vector<std::int64_t> sizes;
   std::vector<std::string> restrictions;  // --restrict EXPR, each a constraint on the space
@@ -43,8 +43,8 @@ struct TuneArgs {
   std::optional<std::string> device_uuid;     // device, for a database landscape
   std::optional<std::string> strategy_bench;  // folder of landscapes (tune strategies FOLDER)
   std::optional<int> repeats;
-  bool leave_one_out = false;                 // scoring strategies: the leave-one-landscape-out table
-  bool warm_pairs = false;                    // scoring strategies: score warm starts between landscapes
+  bool leave_one_out = false;  // scoring strategies: the leave-one-landscape-out table
+  bool warm_pairs = false;     // scoring strategies: score warm starts between landscapes
   std::string command_line;
 };
 

@@ -36,8 +36,8 @@ db::Store existing_store(const std::string& path) {
 db::Selection selection_of(const DbArgs& args) { return {args.family, args.device, args.problem}; }
 
 void print_import(const db::ImportSummary& s, const std::string& from, const std::string& into) {
-  std::cout << fmt::format("imported {} results ({} devices, {} problems, {} runs, {} cubins) from {} into {}\n", s.results,
-                           s.devices, s.problems, s.runs, s.cubins, from, into);
+  std::cout << fmt::format("imported {} results ({} devices, {} problems, {} runs, {} cubins) from {} into {}\n",
+                           s.results, s.devices, s.problems, s.runs, s.cubins, from, into);
 }
 
 // Runs an import or merge into the database at `path` with a progress line on stderr
@@ -211,8 +211,8 @@ void print_energy_table(std::ostream& out, const std::vector<db::EnergyBestRow>&
     if (r.device_name + r.device_uuid != device) {
       device = r.device_name + r.device_uuid;
       out << fmt::format("\n{} ({})\n", r.device_name, r.device_uuid);
-      out << fmt::format("  {:<8} {:<40} {:>11} {:>9} {:>11} {:>9}  {}\n", "family", "problem", "time (ms)", "vs fastest",
-                         "energy (J)", "power (W)", "config");
+      out << fmt::format("  {:<8} {:<40} {:>11} {:>9} {:>11} {:>9}  {}\n", "family", "problem", "time (ms)",
+                         "vs fastest", "energy (J)", "power (W)", "config");
     }
     const std::string versus =
         row.energy_compared ? fmt::format("+{:.1f}%", 100 * (r.time_ms / row.fastest_ms - 1)) : "no energy";
@@ -222,10 +222,16 @@ void print_energy_table(std::ostream& out, const std::vector<db::EnergyBestRow>&
 }
 
 Json best_row_json(const db::BestRow& r) {
-  return {{"device_uuid", r.device_uuid}, {"device_name", r.device_name}, {"family", r.family},
-          {"problem_key", r.problem_key},  {"config", r.config},           {"time_ms", r.time_ms},
-          {"gbs", json_or_null(r.gbs)},    {"gflops", json_or_null(r.gflops)},
-          {"copy_fraction", json_or_null(r.copy_fraction)},                {"verified", r.verified}};
+  return {{"device_uuid", r.device_uuid},
+          {"device_name", r.device_name},
+          {"family", r.family},
+          {"problem_key", r.problem_key},
+          {"config", r.config},
+          {"time_ms", r.time_ms},
+          {"gbs", json_or_null(r.gbs)},
+          {"gflops", json_or_null(r.gflops)},
+          {"copy_fraction", json_or_null(r.copy_fraction)},
+          {"verified", r.verified}};
 }
 
 // The best rows as JSON: the fastest's keys, and for the energy objective the chosen result's
@@ -259,11 +265,14 @@ std::string dim3_text(const std::array<unsigned, 3>& d) { return fmt::format("({
 
 Json step_json(const lookup::Step& step) {
   if (const auto* l = std::get_if<lookup::Launch>(&step))
-    return {{"kind", "launch"}, {"kernel", l->kernel}, {"grid", l->grid}, {"block", l->block},
+    return {{"kind", "launch"},
+            {"kernel", l->kernel},
+            {"grid", l->grid},
+            {"block", l->block},
             {"dynamic_shared_bytes", l->dynamic_shared_bytes}};
   const auto& m = std::get<lookup::Memset>(step);
-  return {{"kind", "memset"},   {"buffer", m.buffer},           {"word", m.word},
-          {"bytes", m.bytes},   {"byte_offset", m.byte_offset}, {"stream_write", m.stream_write}};
+  return {{"kind", "memset"}, {"buffer", m.buffer},           {"word", m.word},
+          {"bytes", m.bytes}, {"byte_offset", m.byte_offset}, {"stream_write", m.stream_write}};
 }
 
 // What `db lookup` prints, as one document; "cubin" is null unless --arch asked for one.
@@ -296,7 +305,9 @@ Json lookup_json(const lookup::Match& m, std::optional<double> within, const std
            {"steps", steps},
            {"cubin", nullptr}};
   if (cubin)
-    out["cubin"] = {{"arch", cubin->arch}, {"bytes", cubin->image.size()}, {"exact_arch", cubin->exact_arch},
+    out["cubin"] = {{"arch", cubin->arch},
+                    {"bytes", cubin->image.size()},
+                    {"exact_arch", cubin->exact_arch},
                     {"reason", cubin->reason}};
   return out;
 }
@@ -343,15 +354,18 @@ int lookup_config(const std::string& path, const DbArgs& args) {
   std::vector<lookup::Field> fields;
   if (!args.problem.empty())
     for (NamedValue& f : parse_named_values(args.problem)) fields.push_back({std::move(f.name), std::move(f.value)});
-  const lookup::Query query{args.family, {args.device_uuid, args.device_name, cc_major, cc_minor},
+  const lookup::Query query{args.family,
+                            {args.device_uuid, args.device_name, cc_major, cc_minor},
                             {args.n.value_or(0), args.type, std::move(fields)}};
   const lookup::Objective objective = within ? lookup::Objective::lowest_energy(*within) : lookup::Objective::fastest();
   lookup::Database results(path);
   const auto m = results.find(query, objective);
   std::optional<lookup::Cubin> cubin;
   if (!args.arch.empty()) cubin = results.cubin(query, args.arch, objective);
-  if (args.json) print_json(std::cout, lookup_json(*m, within, cubin));
-  else print_lookup(*m, within, cubin);
+  if (args.json)
+    print_json(std::cout, lookup_json(*m, within, cubin));
+  else
+    print_lookup(*m, within, cubin);
   return 0;
 }
 
@@ -397,8 +411,7 @@ const std::vector<DbCommand>& db_commands() {
          return list_devices(store, args.json);
        }},
       {"families", "the stored kernel families, with their counts and problem fields",
-       "tune db families\n  tune db families --json",
-       [](CLI::App& sub, DbArgs& args) { json_option(sub, args); },
+       "tune db families\n  tune db families --json", [](CLI::App& sub, DbArgs& args) { json_option(sub, args); },
        [](const std::string& path, const DbArgs& args) {
          auto store = existing_store(path);
          return list_families(store, args.json);
@@ -569,17 +582,19 @@ void print_best(std::ostream& out, db::Store& store, const std::string& family, 
     fastest = store.best(family);
     std::erase_if(fastest, other_device);
   }
-  if (json) print_json(out, best_json(fastest, frugal, within));
-  else if (within) print_energy_table(out, frugal, *within);
-  else print_best_table(out, fastest);
+  if (json)
+    print_json(out, best_json(fastest, frugal, within));
+  else if (within)
+    print_energy_table(out, frugal, *within);
+  else
+    print_best_table(out, fastest);
 }
 
 nlohmann::ordered_json problem_fields_json(const ProblemSchema& schema) {
   Json fields = Json::array();
   for (const ProblemField& f : schema.fields()) {
     Json default_value;
-    if (f.default_value)
-      default_value = std::visit([](const auto& v) { return Json(v); }, *f.default_value);
+    if (f.default_value) default_value = std::visit([](const auto& v) { return Json(v); }, *f.default_value);
     fields.push_back({{"name", f.name},
                       {"kind", to_string(f.kind)},
                       {"choices", f.choices},
@@ -606,8 +621,8 @@ int run_db_command(const CLI::App& db, const DbArgs& args) {
   }
   const std::string path = args.database.value_or(db::default_database_path());
   const std::string name = chosen.front()->get_name();
-  const auto command = std::find_if(db_commands().begin(), db_commands().end(),
-                                    [&](const DbCommand& c) { return c.name == name; });
+  const auto command =
+      std::find_if(db_commands().begin(), db_commands().end(), [&](const DbCommand& c) { return c.name == name; });
   try {
     return command->run(path, args);
   } catch (const db::InterchangeError& e) {

@@ -30,7 +30,7 @@ inline constexpr const char* database_option_help =
 
 struct DbArgs {
   std::optional<std::string> database;  // --db; else $CUTUNE_DB or the default
-  std::string file;  // the file to import or export, or the database to merge
+  std::string file;                     // the file to import or export, or the database to merge
   std::string family, device, problem;
   // lookup
   std::optional<std::int64_t> n;
@@ -41,8 +41,8 @@ struct DbArgs {
   std::string within;
   // T4 import without a cutune section
   std::optional<std::int64_t> problem_size;
-  bool quiet = false;  // imports and merges: no progress line on stderr
-  bool json = false;   // listings and lookup: one JSON document instead of text
+  bool quiet = false;        // imports and merges: no progress line on stderr
+  bool json = false;         // listings and lookup: one JSON document instead of text
   std::string command_line;  // tune's whole command line, stored with imported runs
 };
 

@@ -69,10 +69,29 @@ const std::vector<Subcommand>& subcommands() {
        "  tune run --kernel matmul --devices all --max-evals 50 --restrict \"algo == regtile\"",
        [](CLI::App& sub, Arguments& a) {
          take(sub, a.tune,
-              {{"--kernel"}, {"--kernel-file"}, {"--device"}, {"--devices"}, {"--shard"}, {"--type"}, {"--n"},
-               {"--problem"}, {"--restrict"}, {"--strategy"}, {"--strategy-option"}, {"--no-warm-start"}, {"--seed"},
-               {"--max-evals"}, {"--time-limit"}, {"--samples"}, {"--cut-ratio"}, {"--energy"}, {"--energy-window"},
-               {"--db"}, {"--jobs"}, {"--no-cache"}, {"--quiet"}});
+              {{"--kernel"},
+               {"--kernel-file"},
+               {"--device"},
+               {"--devices"},
+               {"--shard"},
+               {"--type"},
+               {"--n"},
+               {"--problem"},
+               {"--restrict"},
+               {"--strategy"},
+               {"--strategy-option"},
+               {"--no-warm-start"},
+               {"--seed"},
+               {"--max-evals"},
+               {"--time-limit"},
+               {"--samples"},
+               {"--cut-ratio"},
+               {"--energy"},
+               {"--energy-window"},
+               {"--db"},
+               {"--jobs"},
+               {"--no-cache"},
+               {"--quiet"}});
        },
        [](const CLI::App&, Arguments& a) { return tune(a.tune); }},
       {"compile", "compile a family's configs with NVRTC, no GPU needed (the old --compile-only)",
@@ -89,8 +108,9 @@ const std::vector<Subcommand>& subcommands() {
                {"--problem"},
                {"--restrict"},
                {"--seed", "seed of the covering sample (0 or more)"},
-               {"--shard", "I/K or auto: compile only every K-th problem from the I-th (auto: the rank and size from "
-                           "mpirun, srun or a Slurm job array)"},
+               {"--shard",
+                "I/K or auto: compile only every K-th problem from the I-th (auto: the rank and size from "
+                "mpirun, srun or a Slurm job array)"},
                {"--jobs"},
                {"--quiet"}});
        },
@@ -115,8 +135,9 @@ const std::vector<Subcommand>& subcommands() {
        },
        [](const CLI::App&, Arguments& a) {
          if (!a.tune.simulate)
-           throw UsageError("tune simulate needs a LANDSCAPE: a Kernel Tuner cache file (.json, .json.gz) or a cutune "
-                            "database");
+           throw UsageError(
+               "tune simulate needs a LANDSCAPE: a Kernel Tuner cache file (.json, .json.gz) or a cutune "
+               "database");
          return simulate_landscape(a.tune);
        }},
       {"strategies",
@@ -129,13 +150,16 @@ const std::vector<Subcommand>& subcommands() {
                         "score the strategies on every landscape (.json, .json.gz) of this folder");
          take(sub, a.tune,
               {{"--strategy", "only this strategy"},
-               {"--strategy-option", "with FOLDER, NAME=VALUE: an option of --strategy; VALUE may list several "
-                                     "(initial=4,8,12): a row per combination; repeatable"},
+               {"--strategy-option",
+                "with FOLDER, NAME=VALUE: an option of --strategy; VALUE may list several "
+                "(initial=4,8,12): a row per combination; repeatable"},
                {"--repeats", "with FOLDER: seeds per strategy and landscape (default 5)"},
-               {"--leave-one-out", "with FOLDER: score each landscape with the option setting that did best on the "
-                                   "others"},
-               {"--warm-pairs", "with FOLDER: also score each landscape warm-started from each other landscape of its "
-                                "kernel"},
+               {"--leave-one-out",
+                "with FOLDER: score each landscape with the option setting that did best on the "
+                "others"},
+               {"--warm-pairs",
+                "with FOLDER: also score each landscape warm-started from each other landscape of its "
+                "kernel"},
                {"--quiet", "with FOLDER: no progress line"},
                {"--json", "without FOLDER: print the strategies as one JSON document"}});
        },
@@ -152,8 +176,7 @@ const std::vector<Subcommand>& subcommands() {
        },
        [](const CLI::App&, Arguments& a) { return describe_space(a.tune); }},
       {"families", "the kernel families built into tune, one line each (the old --list)",
-       "tune families\n  tune families --json",
-       [](CLI::App& sub, Arguments& a) { take(sub, a.tune, {{"--json"}}); },
+       "tune families\n  tune families --json", [](CLI::App& sub, Arguments& a) { take(sub, a.tune, {{"--json"}}); },
        [](const CLI::App&, Arguments& a) { return list_families(a.tune); }},
       {"report", "write self-contained HTML tuning reports",
        "tune report --db cutune.db --out reports\n  tune report --compare 3 7 --kernel scan",
@@ -170,8 +193,12 @@ const std::vector<Subcommand>& subcommands() {
   return all;
 }
 
-std::vector<CLI::App*> every_subcommand(CLI::App& app) { return app.get_subcommands([](CLI::App*) { return true; }); }
-bool has_subcommands(const CLI::App& app) { return !app.get_subcommands([](const CLI::App*) { return true; }).empty(); }
+std::vector<CLI::App*> every_subcommand(CLI::App& app) {
+  return app.get_subcommands([](CLI::App*) { return true; });
+}
+bool has_subcommands(const CLI::App& app) {
+  return !app.get_subcommands([](const CLI::App*) { return true; }).empty();
+}
 
 // `tune` itself: the subcommands, and every tune option for the short form of `tune run` and the
 // old mode flags, listed in two groups.
@@ -257,9 +284,9 @@ std::optional<std::string> stray_argument(CLI::App& app, const std::vector<const
     if (is_option) {
       const std::string option = argument.substr(0, argument.find('='));
       const std::string takers = subcommands_taking(app, option);
-      return fmt::format("{} has no option {}{}", where, option,
-                         takers.empty() ? " (" + where + " --help lists its options)"
-                                        : "; it is an option of " + takers);
+      return fmt::format(
+          "{} has no option {}{}", where, option,
+          takers.empty() ? " (" + where + " --help lists its options)" : "; it is an option of " + takers);
     }
     return fmt::format("{} does not take '{}' ({} --help)", where, argument, where);
   }

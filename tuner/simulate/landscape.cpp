@@ -55,7 +55,8 @@ const RecordedEvaluation& Landscape::at(const Config& config) const {
 }
 
 void LandscapeBuilder::axis(std::string name, std::vector<std::string> value_texts) {
-  const bool numeric = std::all_of(value_texts.begin(), value_texts.end(), [](const std::string& t) { return integer_of(t); });
+  const bool numeric =
+      std::all_of(value_texts.begin(), value_texts.end(), [](const std::string& t) { return integer_of(t); });
   if (numeric) {
     std::vector<std::int64_t> values;
     for (const auto& t : value_texts) values.push_back(*integer_of(t));
@@ -69,8 +70,8 @@ void LandscapeBuilder::axis(std::string name, std::vector<std::string> value_tex
 void LandscapeBuilder::record(const std::vector<std::string>& value_texts, RecordedEvaluation evaluation) {
   const auto& axes = space_.axes();
   if (value_texts.size() != axes.size())
-    throw UsageError(name_ + ": '" + shortened(evaluation.key, 40) + "' has " + std::to_string(value_texts.size()) + " values for " +
-                     std::to_string(axes.size()) + " parameters");
+    throw UsageError(name_ + ": '" + shortened(evaluation.key, 40) + "' has " + std::to_string(value_texts.size()) +
+                     " values for " + std::to_string(axes.size()) + " parameters");
   Config config{std::vector<std::int64_t>(axes.size())};
   for (std::size_t a = 0; a < axes.size(); ++a) {
     const auto& texts = texts_[a];
@@ -110,7 +111,8 @@ Landscape LandscapeBuilder::build() && {
   landscape.kernel_ = kernel_;
   landscape.index_ = std::make_shared<const Landscape::Index>(std::move(index_));
   landscape.records_ = std::make_shared<const std::vector<RecordedEvaluation>>(std::move(records_));
-  space_.require("recorded in " + name_, [index = landscape.index_](const ConfigView& c) { return index->count(c.config()) != 0; });
+  space_.require("recorded in " + name_,
+                 [index = landscape.index_](const ConfigView& c) { return index->count(c.config()) != 0; });
   landscape.space_ = std::move(space_);
   return landscape;
 }
@@ -118,7 +120,8 @@ Landscape LandscapeBuilder::build() && {
 Landscape read_kernel_tuner_cache(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
   for (const char* suffix : {".gz", ".json"})
-    if (name.size() > std::string(suffix).size() && name.ends_with(suffix)) name.resize(name.size() - std::string(suffix).size());
+    if (name.size() > std::string(suffix).size() && name.ends_with(suffix))
+      name.resize(name.size() - std::string(suffix).size());
   // What such a file must hold is decided in one place, for tune db import-kt too.
   try {
     const auto file = db::interchange::parse_json(read_maybe_gzipped(path), path);
@@ -127,7 +130,8 @@ Landscape read_kernel_tuner_cache(const std::string& path) {
     try {
       values = db::kernel_tuner::parameter_values(file, cache.parameters);
     } catch (const db::InterchangeError& e) {
-      throw db::InterchangeError(db::interchange::in_quotes(path, 120) + " is not a Kernel Tuner cache file: " + e.what());
+      throw db::InterchangeError(db::interchange::in_quotes(path, 120) +
+                                 " is not a Kernel Tuner cache file: " + e.what());
     }
     LandscapeBuilder builder(name, cache.kernel_name.value_or(""));
     for (std::size_t p = 0; p < cache.parameters.size(); ++p) {
@@ -166,7 +170,8 @@ Landscape landscape_from_results(const std::string& name, const std::vector<db::
     std::vector<std::string> row;
     for (std::size_t a = 0; a < items.size(); ++a) {
       if (items[a].name != first[a].name) throw UsageError(name + ": stored configs name different parameters");
-      if (std::find(texts[a].begin(), texts[a].end(), items[a].value) == texts[a].end()) texts[a].push_back(items[a].value);
+      if (std::find(texts[a].begin(), texts[a].end(), items[a].value) == texts[a].end())
+        texts[a].push_back(items[a].value);
       row.push_back(items[a].value);
     }
     rows.push_back(std::move(row));

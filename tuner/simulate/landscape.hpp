@@ -51,7 +51,8 @@ class Landscape {
 // Collects axes and records from a source, then builds the Landscape.
 class LandscapeBuilder {
  public:
-  explicit LandscapeBuilder(std::string name, std::string kernel = {}) : name_(std::move(name)), kernel_(std::move(kernel)) {}
+  explicit LandscapeBuilder(std::string name, std::string kernel = {})
+      : name_(std::move(name)), kernel_(std::move(kernel)) {}
   // An axis and the texts of its values, in order. It is numeric when every text is an integer,
   // else labelled with the texts.
   void axis(std::string name, std::vector<std::string> value_texts);

@@ -25,7 +25,10 @@ RandomBaseline::RandomBaseline(const Landscape& landscape) : configs_(landscape.
   std::size_t low = 1, high = configs_;
   while (low < high) {
     const std::size_t mid = (low + high) / 2;
-    if (expected_best_whole(mid) <= target) high = mid; else low = mid + 1;
+    if (expected_best_whole(mid) <= target)
+      high = mid;
+    else
+      low = mid + 1;
   }
   budget_draws_ = low;
 }
@@ -37,7 +40,8 @@ double RandomBaseline::expected_best_whole(std::size_t draws) const {
   // built up one rank at a time: q_i = q_{i-1} (n - i - m + 1) / (n - i + 1).
   double expected = 0, beyond = 1;  // beyond = q_{i-1}
   for (std::size_t i = 1; i <= k; ++i) {
-    const double next = n - i + 1 > draws ? beyond * static_cast<double>(n - i + 1 - draws) / static_cast<double>(n - i + 1) : 0.0;
+    const double next =
+        n - i + 1 > draws ? beyond * static_cast<double>(n - i + 1 - draws) / static_cast<double>(n - i + 1) : 0.0;
     expected += sorted_[i - 1] * (beyond - next);
     beyond = next;
   }

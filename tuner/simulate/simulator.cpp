@@ -68,7 +68,8 @@ SimulationResult simulate(const Landscape& landscape, Strategy& strategy, const 
   limits.evaluations = std::numeric_limits<std::size_t>::max();  // the budget decides, through must_stop
   limits.batch_size = std::max<std::size_t>(1, options.batch);
   if (options.budget.max_evals)  // a batch never asks for more than the budget has left
-    limits.batch_size = std::min<std::size_t>(limits.batch_size, static_cast<std::size_t>(std::max<std::int64_t>(1, *options.budget.max_evals)));
+    limits.batch_size = std::min<std::size_t>(
+        limits.batch_size, static_cast<std::size_t>(std::max<std::int64_t>(1, *options.budget.max_evals)));
   limits.low_water = 0;  // a sequential tuner, as the landscapes were recorded
   Replay replay;
   const SearchTally tally = run_problem_search(strategy, replay, limits, hooks);
@@ -85,7 +86,8 @@ void write_trace(std::ostream& out, const SimulationResult& result) {
     // Keys hold commas, so the config is quoted (RFC 4180); the numbers keep full precision.
     std::string config = e.config;
     for (std::size_t q = config.find('"'); q != std::string::npos; q = config.find('"', q + 2)) config.insert(q, "\"");
-    out << fmt::format("{},\"{}\",{},{}\n", i, config, e.cost_seconds, e.objective ? fmt::format("{}", *e.objective) : "");
+    out << fmt::format("{},\"{}\",{},{}\n", i, config, e.cost_seconds,
+                       e.objective ? fmt::format("{}", *e.objective) : "");
   }
 }
 

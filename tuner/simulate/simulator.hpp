@@ -22,7 +22,7 @@ struct SimulationOptions {
 };
 
 struct SimulatedEvaluation {
-  std::string config;               // the landscape's key
+  std::string config;  // the landscape's key
   double cost_seconds = 0;
   std::optional<double> objective;  // nullopt: the config failed
   double elapsed_seconds = 0;       // recorded time spent once this evaluation finished

@@ -27,7 +27,8 @@ std::vector<std::string> landscape_files(const std::string& folder) {
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(folder, ec)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))) files.push_back(entry.path().string());
+    if (entry.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz")))
+      files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) throw UsageError("--strategy-bench: no .json or .json.gz landscapes in '" + folder + "'");
@@ -96,13 +97,15 @@ double StrategyBenchReport::warm_mean(std::size_t strategy, std::size_t pair) co
 }
 
 double StrategyBenchReport::milliseconds_per_evaluation(std::size_t strategy) const {
-  return evaluations.at(strategy) ? 1e3 * strategy_seconds.at(strategy) / static_cast<double>(evaluations[strategy]) : 0;
+  return evaluations.at(strategy) ? 1e3 * strategy_seconds.at(strategy) / static_cast<double>(evaluations[strategy])
+                                  : 0;
 }
 
 std::vector<StrategyBenchReport::HeldOut> StrategyBenchReport::leave_one_out() const {
   std::vector<HeldOut> table;
   for (std::size_t s = 0; s < strategies.size(); ++s) {
-    const auto known = std::find_if(table.begin(), table.end(), [&](const HeldOut& h) { return h.strategy == strategies[s].name; });
+    const auto known =
+        std::find_if(table.begin(), table.end(), [&](const HeldOut& h) { return h.strategy == strategies[s].name; });
     if (known != table.end()) continue;
     HeldOut held{strategies[s].name, {}, {}, 0, std::numeric_limits<double>::infinity()};
     for (std::size_t out = 0; out < landscapes.size(); ++out) {
@@ -224,10 +227,12 @@ void print_strategy_bench(std::ostream& out, const StrategyBenchReport& report, 
     for (std::size_t s = 0; s < report.strategies.size(); ++s)
       if (is_nlopt(report.strategies[s].name) == nlopt) rows.push_back(s);
     if (rows.empty()) continue;
-    std::stable_sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) { return report.mean(a) > report.mean(b); });
-    out << fmt::format("\n{} (score: 1 = optimum by T/2, 0 = random search; mean of {} seeds, ± its standard "
-                       "error; ms/eval: the strategy's own time per new evaluation)\n\n",
-                       nlopt ? "nlopt algorithms" : "Strategies", runs);
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](std::size_t a, std::size_t b) { return report.mean(a) > report.mean(b); });
+    out << fmt::format(
+        "\n{} (score: 1 = optimum by T/2, 0 = random search; mean of {} seeds, ± its standard "
+        "error; ms/eval: the strategy's own time per new evaluation)\n\n",
+        nlopt ? "nlopt algorithms" : "Strategies", runs);
     out << "| strategy |";
     for (const auto& l : report.landscapes) out << ' ' << l.name << " |";
     out << " mean | ± | min | ms/eval |\n|---|";
@@ -262,7 +267,8 @@ void print_strategy_bench(std::ostream& out, const StrategyBenchReport& report, 
 
   if (options.warm_start) {
     out << "\nWarm start (each landscape replayed again, warm-started from another GPU's landscape of the same "
-           "kernel)\n\n| strategy | landscape | warm-started from | cold | warm | gain |\n|---|---|---|---:|---:|---:|\n";
+           "kernel)\n\n| strategy | landscape | warm-started from | cold | warm | gain "
+           "|\n|---|---|---|---:|---:|---:|\n";
     if (report.pairs.empty()) out << "| (no two landscapes share a kernel and its space) | | | | | |\n";
     for (std::size_t s = 0; s < report.strategies.size(); ++s) {
       if (report.warm_scores[s].empty()) continue;

@@ -21,7 +21,7 @@ struct StrategyBenchOptions {
   int threads = 1;
   bool leave_one_out = false;
   bool warm_start = false;
-  bool progress = false;                 // a progress line on stderr (core/progress.hpp)
+  bool progress = false;  // a progress line on stderr (core/progress.hpp)
 };
 
 // "a=1,2 b=x" → every combination as its own spec of `name`; throws UsageError for bad text or
@@ -50,7 +50,7 @@ struct StrategyBenchReport {
   std::vector<std::vector<std::vector<double>>> warm_scores;
 
   double mean(std::size_t strategy, std::size_t landscape) const;
-  double mean(std::size_t strategy) const;  // over landscapes, each weighted equally
+  double mean(std::size_t strategy) const;   // over landscapes, each weighted equally
   double worst(std::size_t strategy) const;  // the lowest landscape mean
   // Of mean(strategy), from the spread of its per-seed means over landscapes.
   double standard_error(std::size_t strategy) const;

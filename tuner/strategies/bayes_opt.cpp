@@ -48,7 +48,10 @@ struct CostModel {
 }  // namespace
 
 BayesOpt::BayesOpt(const Space& space, std::uint64_t seed, Options options, const WarmStart& warm_start)
-    : state_(space, seed), options_(options), encoding_(space), model_(encoding_.dimensions()),
+    : state_(space, seed),
+      options_(options),
+      encoding_(space),
+      model_(encoding_.dimensions()),
       prior_(warm_start, space) {
   options_.window = std::max<std::size_t>(options_.window, 8);
 }
@@ -292,7 +295,8 @@ std::vector<Config> BayesOpt::propose(std::size_t max_batch) {
     if (state_.claim(*config)) batch.push_back(*config);
   }
   if (!batch.empty()) return batch;
-  const bool any_success = std::any_of(points_.begin(), points_.end(), [](const Point& p) { return p.log_time.has_value(); });
+  const bool any_success =
+      std::any_of(points_.begin(), points_.end(), [](const Point& p) { return p.log_time.has_value(); });
   // From n observations, at most n / 2 (and at least 2) configs are proposed and not yet observed:
   // a large batch chosen from little knowledge is mostly guesswork, and on a small budget it would
   // spend the budget before the model learns. Batches grow as the model does, to what the session

@@ -41,7 +41,7 @@ class BayesOpt : public Strategy {
     // A warm start's best configs in the design, at most (and at most half of it, rounded up);
     // after the first, each only while the seeds beat the space-filling configs.
     std::size_t warm_seeds = 3;
-    double exploration = 0.0;      // ξ of expected improvement, in standard deviations of log time
+    double exploration = 0.0;  // ξ of expected improvement, in standard deviations of log time
     // Expected improvement is divided by the predicted cost of the evaluation to this power
     // (0: plain EI). Slow configs also take longest to measure, so on a small budget a search
     // that prefers cheap evaluations gets more of them.
@@ -60,7 +60,7 @@ class BayesOpt : public Strategy {
  private:
   struct Point {
     Config config;
-    Eigen::VectorXd x;              // unit coordinates
+    Eigen::VectorXd x;               // unit coordinates
     std::optional<double> log_time;  // nullopt: failed
     Eigen::VectorXd prior;           // each warm-start source's normalised log time (0: not held)
     double cost_seconds = 0;         // what evaluating it cost
@@ -86,8 +86,8 @@ class BayesOpt : public Strategy {
   bool design_built_ = false;
   std::vector<Point> points_;  // every observation, in order
   std::size_t next_fit_ = 3;
-  std::size_t picks_ = 0;      // model picks so far   // refit the hyperparameters when this many points are observed
-  WarmPrior prior_;  // the warm start: its sources' normalised times, weights and ranking
+  std::size_t picks_ = 0;  // model picks so far   // refit the hyperparameters when this many points are observed
+  WarmPrior prior_;        // the warm start: its sources' normalised times, weights and ranking
 };
 
 }  // namespace cutune

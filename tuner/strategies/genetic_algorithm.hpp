@@ -13,8 +13,7 @@ class GeneticAlgorithm : public Strategy {
     std::size_t population = 20;
     double mutation_rate = 0.1;  // per axis
   };
-  GeneticAlgorithm(const Space& space, std::uint64_t seed, Options options)
-      : state_(space, seed), options_(options) {}
+  GeneticAlgorithm(const Space& space, std::uint64_t seed, Options options) : state_(space, seed), options_(options) {}
   std::string name() const override { return "genetic_algorithm"; }
   std::vector<Config> propose(std::size_t max_batch) override;
   void observe(const Observation& observation) override;

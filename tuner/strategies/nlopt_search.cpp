@@ -22,7 +22,11 @@ constexpr double kLocalStep = 0.25, kRestartHalfWidth = 0.25;
 }  // namespace
 
 NloptSearch::NloptSearch(const Space& space, std::uint64_t seed, nlopt::algorithm algorithm, std::string name)
-    : state_(space, seed), encoding_(space), algorithm_(algorithm), name_(std::move(name)), seed_(seed),
+    : state_(space, seed),
+      encoding_(space),
+      algorithm_(algorithm),
+      name_(std::move(name)),
+      seed_(seed),
       optimiser_([this] { run_optimiser(); }) {}
 
 NloptSearch::~NloptSearch() {
@@ -104,11 +108,9 @@ void NloptSearch::run_once(const Config& start, bool whole_space) {
   nlopt::opt opt(algorithm_, static_cast<unsigned>(n));
   opt.set_lower_bounds(lower);
   opt.set_upper_bounds(upper);
-  opt.set_min_objective(
-      [](const std::vector<double>& point, std::vector<double>&, void* self) {
-        return static_cast<NloptSearch*>(self)->objective(point);
-      },
-      this);
+  opt.set_min_objective([](const std::vector<double>& point, std::vector<double>&,
+                           void* self) { return static_cast<NloptSearch*>(self)->objective(point); },
+                        this);
   if (!is_global(algorithm_)) opt.set_initial_step(std::vector<double>(n, kLocalStep));
   known_in_a_row_ = 0;
   double value = 0;

@@ -41,7 +41,7 @@ class NloptSearch : public Strategy {
   void run_once(const Config& start, bool whole_space);
   double objective(const std::vector<double>& point);
   double evaluate(const Config& config);  // hands it over, blocks for the result
-  double scaled(double fitness);           // what nlopt minimises: log time, failures penalised
+  double scaled(double fitness);          // what nlopt minimises: log time, failures penalised
 
   SearchState state_;  // used by the optimiser thread only
   UnitEncoding encoding_;
@@ -54,12 +54,12 @@ class NloptSearch : public Strategy {
   // ---- the hand-over, guarded by mutex_ ---------------------------------------------------------
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::optional<Config> request_;        // posted by the optimiser, taken by propose()
-  std::optional<Observation> answer_;    // posted by observe(), taken by the optimiser
-  bool awaiting_answer_ = false;         // propose() handed out a config not yet observed
-  bool exhausted_ = false;               // the optimiser found nothing left to try
-  bool stopping_ = false;                // the strategy is being destroyed
-  std::thread optimiser_;                // last: starts once everything above exists
+  std::optional<Config> request_;      // posted by the optimiser, taken by propose()
+  std::optional<Observation> answer_;  // posted by observe(), taken by the optimiser
+  bool awaiting_answer_ = false;       // propose() handed out a config not yet observed
+  bool exhausted_ = false;             // the optimiser found nothing left to try
+  bool stopping_ = false;              // the strategy is being destroyed
+  std::thread optimiser_;              // last: starts once everything above exists
 };
 
 }  // namespace cutune

@@ -30,8 +30,9 @@ struct Entry {
 BayesOpt::Options bayes_opt_options(OptionReader& read) {
   BayesOpt::Options o;
   o.initial = read.count("initial", o.initial, 1, 10000, "space-filling configs before the model leads");
-  o.candidates = read.count("candidates", o.candidates, 1, 100000,
-                            "random valid configs the acquisition scores per proposal (besides neighbours of the best)");
+  o.candidates =
+      read.count("candidates", o.candidates, 1, 100000,
+                 "random valid configs the acquisition scores per proposal (besides neighbours of the best)");
   o.window = read.count("window", o.window, 8, 2000, "observations the model is fitted to, at most");
   o.warm_seeds = read.count("warm_seeds", o.warm_seeds, 0, 1000,
                             "a warm start's best configs in the opening design, at most (after the first, only "
@@ -57,10 +58,10 @@ GreedyIls::Options ils_options(OptionReader& read) {
                                 "adjacent: an axis moves one step; hamming: an axis takes any value") == "adjacent"
                         ? Neighbourhood::adjacent
                         : Neighbourhood::hamming;
-  o.perturbation_moves = static_cast<int>(
-      read.count("perturbation_moves", static_cast<std::size_t>(o.perturbation_moves), 1, 100, "random moves per perturbation"));
-  o.patience = static_cast<int>(
-      read.count("patience", static_cast<std::size_t>(o.patience), 1, 100000, "perturbations without a new best before a restart"));
+  o.perturbation_moves = static_cast<int>(read.count(
+      "perturbation_moves", static_cast<std::size_t>(o.perturbation_moves), 1, 100, "random moves per perturbation"));
+  o.patience = static_cast<int>(read.count("patience", static_cast<std::size_t>(o.patience), 1, 100000,
+                                           "perturbations without a new best before a restart"));
   return o;
 }
 
@@ -103,7 +104,8 @@ const std::vector<Entry>& entries() {
          };
        }},
       {"brute_force", plain([](const Space& s, std::uint64_t) { return std::make_unique<BruteForce>(s); })},
-      {"random_sampling", plain([](const Space& s, std::uint64_t seed) { return std::make_unique<RandomSampling>(s, seed); })},
+      {"random_sampling",
+       plain([](const Space& s, std::uint64_t seed) { return std::make_unique<RandomSampling>(s, seed); })},
       {"simulated_annealing",
        plain([](const Space& s, std::uint64_t seed) { return std::make_unique<SimulatedAnnealing>(s, seed); })},
       {"auc_bandit", plain([](const Space& s, std::uint64_t seed) {

@@ -44,8 +44,8 @@ double OptionReader::real(const std::string& name, double fallback, double min, 
   double value = 0;
   const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
   if (error != std::errc{} || end != text->data() + text->size() || !std::isfinite(value) || value < min || value > max)
-    throw UsageError(fmt::format("--strategy-option {}={}: {} takes a number from {} to {}", name, *text, strategy_,
-                                 min, max));
+    throw UsageError(
+        fmt::format("--strategy-option {}={}: {} takes a number from {} to {}", name, *text, strategy_, min, max));
   return value;
 }
 
@@ -55,8 +55,8 @@ std::string OptionReader::choice(const std::string& name, const std::string& fal
   const std::string* text = given(name);
   if (!text) return fallback;
   if (std::find(choices.begin(), choices.end(), *text) == choices.end())
-    throw UsageError(fmt::format("--strategy-option {}={}: {} takes one of {}", name, *text, strategy_,
-                                 fmt::join(choices, ", ")));
+    throw UsageError(
+        fmt::format("--strategy-option {}={}: {} takes one of {}", name, *text, strategy_, fmt::join(choices, ", ")));
   return *text;
 }
 
@@ -65,10 +65,9 @@ void OptionReader::finish() const {
     if (std::find(read_.begin(), read_.end(), name) != read_.end()) continue;
     std::vector<std::string> known;
     for (const auto& d : declared_) known.push_back(d.name);
-    throw UsageError(known.empty()
-                         ? fmt::format("--strategy-option {}: {} takes no options", name, strategy_)
-                         : fmt::format("--strategy-option {}: {} has no such option (known: {})", name, strategy_,
-                                       fmt::join(known, ", ")));
+    throw UsageError(known.empty() ? fmt::format("--strategy-option {}: {} takes no options", name, strategy_)
+                                   : fmt::format("--strategy-option {}: {} has no such option (known: {})", name,
+                                                 strategy_, fmt::join(known, ", ")));
   }
 }
 

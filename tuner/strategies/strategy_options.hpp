@@ -23,10 +23,12 @@ struct StrategyOptionInfo {
 
 class OptionReader {
  public:
-  OptionReader(std::string strategy, StrategyOptionValues given) : strategy_(std::move(strategy)), given_(std::move(given)) {}
+  OptionReader(std::string strategy, StrategyOptionValues given)
+      : strategy_(std::move(strategy)), given_(std::move(given)) {}
   // Each returns the given value or the default; throws UsageError naming the strategy, the
   // option and what is allowed for a value that does not parse or lies out of range.
-  std::size_t count(const std::string& name, std::size_t fallback, std::size_t min, std::size_t max, const std::string& help);
+  std::size_t count(const std::string& name, std::size_t fallback, std::size_t min, std::size_t max,
+                    const std::string& help);
   double real(const std::string& name, double fallback, double min, double max, const std::string& help);
   std::string choice(const std::string& name, const std::string& fallback, const std::vector<std::string>& choices,
                      const std::string& help);

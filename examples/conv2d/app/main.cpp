@@ -108,16 +108,25 @@ int main(int argc, char** argv) {
   Image p{2160, 3840, 2};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
-    if (option == "--db") database = argv[i + 1];
-    else if (option == "--height") p.height = std::stoi(argv[i + 1]);
-    else if (option == "--width") p.width = std::stoi(argv[i + 1]);
-    else if (option == "--radius") p.radius = std::stoi(argv[i + 1]);
-    else if (option == "--device-name") device_name = argv[i + 1];
-    else if (option == "--cc") cc = argv[i + 1];
-    else return std::fprintf(stderr, "conv2d_app: unknown option %s\n", option.c_str()), 2;
+    if (option == "--db")
+      database = argv[i + 1];
+    else if (option == "--height")
+      p.height = std::stoi(argv[i + 1]);
+    else if (option == "--width")
+      p.width = std::stoi(argv[i + 1]);
+    else if (option == "--radius")
+      p.radius = std::stoi(argv[i + 1]);
+    else if (option == "--device-name")
+      device_name = argv[i + 1];
+    else if (option == "--cc")
+      cc = argv[i + 1];
+    else
+      return std::fprintf(stderr, "conv2d_app: unknown option %s\n", option.c_str()), 2;
   }
   if (database.empty() || p.height <= 0 || p.width <= 0 || p.radius < 0)
-    return std::fprintf(stderr, "usage: conv2d_app --db PATH [--height H --width W --radius R] [--device-name NAME --cc 9.0]\n"), 2;
+    return std::fprintf(
+               stderr, "usage: conv2d_app --db PATH [--height H --width W --radius R] [--device-name NAME --cc 9.0]\n"),
+           2;
 
   try {
     example::Driver driver;

@@ -69,7 +69,8 @@ bool run_on_gpu(example::Driver& d, example::CUdevice device, const cutune::look
   CU_CHECK(d.cuMemcpyDtoH(gpu.data(), counts_ptr, p.bins * 4));
   for (const std::uint32_t v : values) ++cpu[v % p.bins];
   const bool ok = gpu == cpu;
-  std::printf("gpu        %s: %u counts %s the CPU's\n", ok ? "verified" : "FAILED", p.bins, ok ? "equal" : "differ from");
+  std::printf("gpu        %s: %u counts %s the CPU's\n", ok ? "verified" : "FAILED", p.bins,
+              ok ? "equal" : "differ from");
   return ok;
 }
 
@@ -80,17 +81,25 @@ int main(int argc, char** argv) {
   Problem p;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
-    if (option == "--db") database = argv[i + 1];
-    else if (option == "--n") p.n = std::stoll(argv[i + 1]);
-    else if (option == "--bins") p.bins = static_cast<unsigned>(std::stoul(argv[i + 1]));
-    else if (option == "--type") p.type = argv[i + 1];
-    else if (option == "--device-name") device_name = argv[i + 1];
-    else if (option == "--cc") cc = argv[i + 1];
-    else return std::fprintf(stderr, "histogram_app: unknown option %s\n", option.c_str()), 2;
+    if (option == "--db")
+      database = argv[i + 1];
+    else if (option == "--n")
+      p.n = std::stoll(argv[i + 1]);
+    else if (option == "--bins")
+      p.bins = static_cast<unsigned>(std::stoul(argv[i + 1]));
+    else if (option == "--type")
+      p.type = argv[i + 1];
+    else if (option == "--device-name")
+      device_name = argv[i + 1];
+    else if (option == "--cc")
+      cc = argv[i + 1];
+    else
+      return std::fprintf(stderr, "histogram_app: unknown option %s\n", option.c_str()), 2;
   }
   if (database.empty() || p.n <= 0 || p.bins == 0 || (p.type != "uint32" && p.type != "int32"))
-    return std::fprintf(stderr, "usage: histogram_app --db PATH [--n N --bins B --type uint32|int32] [--device-name NAME "
-                                "--cc 9.0]\n"),
+    return std::fprintf(stderr,
+                        "usage: histogram_app --db PATH [--n N --bins B --type uint32|int32] [--device-name NAME "
+                        "--cc 9.0]\n"),
            2;
 
   try {
