@@ -1,6 +1,6 @@
 // The best stored scan config against CUB's DeviceScan doing the same job (int32 starts/stops →
 // int64 offsets through a transform iterator) and against a device-to-device copy of the bytes
-// the scan must move, for n = 2^20 … 2^27, in one run on one GPU.
+// the scan must move, for n = 2^10 … 2^27, in one run on one GPU.
 //
 //   bench_scan [--db PATH] [--device N]
 #include <iostream>
@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
         << "| n | best stored config | cutune ms | CUB ms | copy ms | cutune/CUB speed | cutune GB/s | CUB GB/s | "
            "cutune/copy | CUB/copy |\n";
     std::cout << "|---|---|---|---|---|---|---|---|---|---|\n";
-    for (int log_n = 20; log_n <= 27; ++log_n) {
+    for (int log_n = 10; log_n <= 27; ++log_n) {
       const std::int64_t n = std::int64_t{1} << log_n;
       const Problem problem = ScanFamily::make_problem(n, "int32");
       const auto ours = bench.measure_best(scan, problem);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <set>
@@ -90,6 +91,14 @@ TEST(ScanProblems, DefaultsAndValidation) {
   ASSERT_FALSE(defaults.empty());
   EXPECT_EQ(defaults.back().size(), std::int64_t{1} << 27);
   for (const auto& p : defaults) EXPECT_EQ(p.dtype(), "int32");
+  // Every power of two from 2^10 to 2^27 is tuned (an application asking between two tuned sizes
+  // gets the nearer one's config), in ascending order, and a size that is no multiple of a tile.
+  std::vector<std::int64_t> sizes;
+  for (const auto& p : defaults) sizes.push_back(p.size());
+  EXPECT_TRUE(std::is_sorted(sizes.begin(), sizes.end()));
+  for (int log_n = 10; log_n <= 27; ++log_n)
+    EXPECT_EQ(std::count(sizes.begin(), sizes.end(), std::int64_t{1} << log_n), 1) << "2^" << log_n;
+  EXPECT_EQ(std::count(sizes.begin(), sizes.end(), 10'000'000), 1);
   EXPECT_EQ(scan.problems({"int64", {1000}}).at(0).key(), "n=1000,type=int64");
   EXPECT_THROW(scan.problems({"float16", {}}), UsageError);
   EXPECT_THROW(scan.problems({std::nullopt, {0}}), UsageError);
