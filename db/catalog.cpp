@@ -39,24 +39,14 @@ std::vector<FamilySummary> family_summaries(sql::Database& db) {
 
 std::vector<RunSummary> run_summaries(sql::Database& db, const Selection& selection) {
   check_selection(db, selection);
-  auto s = db.prepare(R"sql(
-    SELECT r.id, r.family, r.device_id, r.template_id, r.strategy, r.seed, r.budget, r.command, r.tool_version,
-           r.started_at, COALESCE(r.finished_at, ''), r.status, d.name,
-           (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id)
+  auto s =
+      db.prepare("SELECT " + run_columns("r.") + R"sql(, d.name, (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id)
     FROM runs r JOIN devices d ON d.id = r.device_id
     WHERE (?1 = '' OR r.family = ?1) AND (?2 = '' OR d.uuid = ?2 OR d.name = ?2)
     ORDER BY r.started_at DESC, r.id DESC)sql");
   s.bind(1, selection.family).bind(2, selection.device);
   std::vector<RunSummary> rows;
-  while (s.step()) {
-    RunSummary row;
-    row.run = {s.column_int(0),  s.column_text(1), s.column_int(2),   s.column_int(3),
-               s.column_text(4), s.column_int(5),  s.column_text(6),  s.column_text(7),
-               s.column_text(8), s.column_text(9), s.column_text(10), s.column_text(11)};
-    row.device_name = s.column_text(12);
-    row.results = s.column_int(13);
-    rows.push_back(std::move(row));
-  }
+  while (s.step()) rows.push_back({read_run(s), s.column_text(kRunColumnCount), s.column_int(kRunColumnCount + 1)});
   return rows;
 }
 

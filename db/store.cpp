@@ -1,5 +1,6 @@
 #include "store.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -138,11 +139,54 @@ std::optional<DeviceRecord> Store::device_by_uuid(const std::string& uuid) {
   return read_device(s);
 }
 
-std::vector<DeviceRecord> Store::devices() {
-  auto s = db_.prepare(std::string("SELECT ") + kDeviceColumns + " FROM devices ORDER BY id");
+std::optional<DeviceRecord> device_by_id(sql::Database& db, std::int64_t id) {
+  auto s = db.prepare(std::string("SELECT ") + kDeviceColumns + " FROM devices WHERE id = ?1");
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_device(s);
+}
+
+std::vector<DeviceRecord> all_devices(sql::Database& db) {
+  auto s = db.prepare(std::string("SELECT ") + kDeviceColumns + " FROM devices ORDER BY id");
   std::vector<DeviceRecord> all;
   while (s.step()) all.push_back(read_device(s));
   return all;
+}
+
+std::vector<DeviceRecord> Store::devices() { return all_devices(db_); }
+
+std::string run_columns(const std::string& table_prefix) {
+  static constexpr std::array<const char*, kRunColumnCount> kNames = {
+      "id",     "family",  "device_id",    "template_id", "strategy",    "seed",
+      "budget", "command", "tool_version", "started_at",  "finished_at", "status"};
+  std::string columns;
+  for (const char* column : kNames) columns += (columns.empty() ? "" : ", ") + table_prefix + column;
+  return columns;
+}
+
+RunRecord read_run(const sql::Statement& s, int first_column) {
+  const int c = first_column;
+  RunRecord r;
+  r.id = s.column_int(c);
+  r.family = s.column_text(c + 1);
+  r.device_id = s.column_int(c + 2);
+  r.template_id = s.column_int(c + 3);
+  r.strategy = s.column_text(c + 4);
+  r.seed = s.column_int(c + 5);
+  r.budget = s.column_text(c + 6);
+  r.command = s.column_text(c + 7);
+  r.tool_version = s.column_text(c + 8);
+  r.started_at = s.column_text(c + 9);
+  r.finished_at = s.column_text(c + 10);  // NULL while running: read as ''
+  r.status = s.column_text(c + 11);
+  return r;
+}
+
+std::optional<RunRecord> run_by_id(sql::Database& db, std::int64_t id) {
+  auto s = db.prepare("SELECT " + run_columns() + " FROM runs WHERE id = ?1");
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_run(s);
 }
 
 void Store::set_copy_bandwidth(std::int64_t device_id, double gbs) {

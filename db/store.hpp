@@ -143,6 +143,16 @@ extern const std::string kResultColumns;
 // kResultColumns as a database of an older schema version has them (for merges, which read it as it is).
 std::string result_columns(int schema_version);
 DeviceRecord read_device(const sql::Statement& statement);
+// Devices by row id, and every device in id order, of any open database (a reader's too).
+std::optional<DeviceRecord> device_by_id(sql::Database& db, std::int64_t id);
+std::vector<DeviceRecord> all_devices(sql::Database& db);
+
+// The runs columns that every schema version has (all but source_header), each prefixed (e.g.
+// "r."); read_run reads them from `first_column` on, a run still going with finished_at ''.
+inline constexpr int kRunColumnCount = 12;
+std::string run_columns(const std::string& table_prefix = "");
+RunRecord read_run(const sql::Statement& statement, int first_column = 0);
+std::optional<RunRecord> run_by_id(sql::Database& db, std::int64_t id);
 ResultRecord read_result(const sql::Statement& statement);
 
 // The observation columns in kObservationFields order (each prefixed, e.g. "r."), or in a database

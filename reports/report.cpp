@@ -18,7 +18,7 @@
 #include "core/overloaded.hpp"
 #include "observations.hpp"
 #include "report_assets.hpp"
-#include "schema.hpp"
+#include "report_records.hpp"
 #include "store.hpp"
 
 namespace cutune::report {
@@ -33,15 +33,7 @@ constexpr std::size_t kMessageLimit = 4000;
 constexpr std::size_t kMessagesPerGroup = 20;
 constexpr std::size_t kAnomalyExamples = 3;
 
-// An ok result whose time lies outside the range of its own samples: the source's time is not a
-// statistic of the samples it recorded (cutune's median never is; an imported file's may be).
-constexpr const char* kOutsideRange =
-    "(status = 'ok' AND time_ms_median IS NOT NULL AND time_ms_min IS NOT NULL AND time_ms_max IS NOT NULL AND "
-    "(time_ms_median < time_ms_min * (1 - 1e-9) OR time_ms_median > time_ms_max * (1 + 1e-9)))";
-
-json optional_number(const sql::Statement& s, int column) {
-  return s.is_null(column) ? json(nullptr) : json(s.column_double(column));
-}
+json optional_number(const std::optional<double>& value) { return value ? json(*value) : json(nullptr); }
 
 std::string first_lines(const std::string& text) {
   return text.size() <= kMessageLimit ? text : text.substr(0, kMessageLimit) + "\n… (truncated)";
@@ -250,37 +242,28 @@ std::string display_name(const json& device) {
 }
 
 json device_json(sql::Database& db, std::int64_t device_id) {
-  auto s = db.prepare(
-      "SELECT name, uuid, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, memory_clock_khz, bus_width_bits, "
-      "theoretical_bandwidth_gbs, driver_version, nvrtc_version, copy_bandwidth_gbs, copy_bandwidth_measured_at "
-      "FROM devices WHERE id = ?1");
-  s.bind(1, device_id);
-  if (!s.step()) throw sql::DbError("no device with id " + std::to_string(device_id));
+  const std::optional<db::DeviceRecord> found = db::device_by_id(db, device_id);
+  if (!found) throw sql::DbError("no device with id " + std::to_string(device_id));
+  const db::DeviceRecord& d = *found;
   // A device imported from a file that names it only (Kernel Tuner, T4) has zeros for everything
   // else: the page shows those as unknown, never as measured zeros.
-  const auto positive = [&](int column) {
-    return s.column_double(column) > 0 ? json(s.column_int(column)) : json(nullptr);
-  };
-  const auto text = [&](int column) {
-    return s.column_text(column).empty() ? json(nullptr) : json(s.column_text(column));
-  };
-  const std::string uuid = s.column_text(1);
+  const auto positive = [](auto value) { return value > 0 ? json(value) : json(nullptr); };
+  const auto text = [](const std::string& value) { return value.empty() ? json(nullptr) : json(value); };
   return {{"id", device_id},
-          {"name", s.column_text(0)},
-          {"uuid", uuid},
-          {"known_by_name_only", imported_by_name(uuid)},
-          {"compute_capability",
-           s.column_int(2) > 0 ? json(fmt::format("{}.{}", s.column_int(2), s.column_int(3))) : json(nullptr)},
-          {"sm_count", positive(4)},
-          {"memory_bytes", positive(5)},
-          {"l2_bytes", positive(6)},
-          {"memory_clock_khz", positive(7)},
-          {"bus_width_bits", positive(8)},
-          {"theoretical_bandwidth_gbs", s.column_double(9) > 0 ? json(s.column_double(9)) : json(nullptr)},
-          {"driver_version", positive(10)},
-          {"nvrtc_version", text(11)},
-          {"copy_bandwidth_gbs", optional_number(s, 12)},
-          {"copy_bandwidth_measured_at", text(13)}};
+          {"name", d.name},
+          {"uuid", d.uuid},
+          {"known_by_name_only", imported_by_name(d.uuid)},
+          {"compute_capability", d.cc_major > 0 ? json(fmt::format("{}.{}", d.cc_major, d.cc_minor)) : json(nullptr)},
+          {"sm_count", positive(d.sm_count)},
+          {"memory_bytes", positive(d.memory_bytes)},
+          {"l2_bytes", positive(d.l2_bytes)},
+          {"memory_clock_khz", positive(d.memory_clock_khz)},
+          {"bus_width_bits", positive(d.bus_width_bits)},
+          {"theoretical_bandwidth_gbs", positive(d.theoretical_bandwidth_gbs)},
+          {"driver_version", positive(d.driver_version)},
+          {"nvrtc_version", text(d.nvrtc_version)},
+          {"copy_bandwidth_gbs", optional_number(d.copy_bandwidth_gbs)},
+          {"copy_bandwidth_measured_at", text(d.copy_bandwidth_measured_at)}};
 }
 
 // How a run's results were measured, from what created the run (db/interchange_kernel_tuner.cpp
@@ -324,83 +307,49 @@ json provenance(const std::string& strategy, bool device_by_name) {
 // and ok results without samples.
 json runs_json(sql::Database& db, std::int64_t device_id, const std::optional<std::string>& family,
                std::optional<std::int64_t> run_id) {
-  auto s = db.prepare(
-      "SELECT r.id, r.strategy, r.budget, r.seed, r.tool_version, r.started_at, r.finished_at, r.status, r.command, "
-      "d.uuid, r.family FROM runs r JOIN devices d ON d.id = r.device_id "
-      "WHERE r.device_id = ?1 AND (?2 IS NULL OR r.family = ?2) AND (?3 IS NULL OR r.id = ?3) ORDER BY r.id");
-  s.bind(1, device_id).bind(2, family).bind(3, run_id);
-  auto counts =
-      db.prepare(fmt::format("SELECT COUNT(*), COALESCE(SUM(status = 'ok'), 0), COALESCE(SUM({}), 0), "
-                             "COALESCE(SUM(status = 'ok' AND samples = 0), 0) FROM results WHERE run_id = ?1",
-                             kOutsideRange));
-  auto examples =
-      db.prepare(fmt::format("SELECT config, time_ms_median, time_ms_min, time_ms_max FROM results WHERE run_id = ?1 "
-                             "AND {} ORDER BY id LIMIT {}",
-                             kOutsideRange, kAnomalyExamples));
   json runs = json::array();
-  while (s.step()) {
-    const std::int64_t id = s.column_int(0);
-    json run = {{"id", id},
-                {"family", s.column_text(10)},
-                {"strategy", s.column_text(1)},
-                {"budget", s.column_text(2)},
-                {"seed", s.column_int(3)},
-                {"tool_version", s.column_text(4)},
-                {"started_at", s.column_text(5)},
-                {"finished_at", s.column_text(6)},
-                {"status", s.column_text(7)},
-                {"command", s.column_text(8)}};
-    run["provenance"] = provenance(s.column_text(1), imported_by_name(s.column_text(9)));
-    counts.reset();
-    counts.bind(1, id);
-    counts.step();
-    run["results"] = counts.column_int(0);
-    run["ok"] = counts.column_int(1);
+  for (const db::RunQuality& q : db::run_qualities(db, {device_id, run_id, family}, kAnomalyExamples)) {
+    const db::RunRecord& r = q.run;
+    json run = {{"id", r.id},
+                {"family", r.family},
+                {"strategy", r.strategy},
+                {"budget", r.budget},
+                {"seed", r.seed},
+                {"tool_version", r.tool_version},
+                {"started_at", r.started_at},
+                {"finished_at", r.finished_at},
+                {"status", r.status},
+                {"command", r.command}};
+    run["provenance"] = provenance(r.strategy, imported_by_name(q.device_uuid));
+    run["results"] = q.results;
+    run["ok"] = q.ok;
     json anomalies = json::array();
-    if (const std::int64_t outside = counts.column_int(2)) {
+    if (q.outside_samples > 0) {
       json list = json::array();
-      examples.reset();
-      examples.bind(1, id);
-      while (examples.step())
-        list.push_back({{"config", examples.column_text(0)},
-                        {"time_ms", examples.column_double(1)},
-                        {"min_ms", examples.column_double(2)},
-                        {"max_ms", examples.column_double(3)}});
-      anomalies.push_back({{"kind", "time_outside_range"}, {"count", outside}, {"examples", list}});
+      for (const db::TimeOutsideSamples& e : q.outside_examples)
+        list.push_back({{"config", e.config}, {"time_ms", e.time_ms}, {"min_ms", e.min_ms}, {"max_ms", e.max_ms}});
+      anomalies.push_back({{"kind", "time_outside_range"}, {"count", q.outside_samples}, {"examples", list}});
     }
-    if (const std::int64_t bare = counts.column_int(3))
-      anomalies.push_back({{"kind", "no_samples"}, {"count", bare}, {"examples", json::array()}});
+    if (q.ok_without_samples > 0)
+      anomalies.push_back({{"kind", "no_samples"}, {"count", q.ok_without_samples}, {"examples", json::array()}});
     run["anomalies"] = anomalies;
     runs.push_back(std::move(run));
   }
   return runs;
 }
 
-bool has_table(sql::Database& db, const char* name) {
-  auto exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
-  exists.bind(1, name);
-  return exists.step();
-}
-
-// The latest bench measurement per (problem, library); none in databases older than schema 3.
-// device_id 0: every device.
-json baselines_json(sql::Database& db, std::int64_t device_id, const std::string& family) {
+// The latest bench measurement per (problem, library) of a family, of one device or every one;
+// each names its device by id.
+json baselines_json(sql::Database& db, std::optional<std::int64_t> device_id, const std::string& family) {
   json list = json::array();
-  if (!has_table(db, "baselines")) return list;
-  auto s = db.prepare(R"sql(
-    SELECT problem_key, library, library_ms, cutune_ms, cutune_config, measured_at, commit_id, device_id FROM baselines b
-    WHERE (?1 = 0 OR device_id = ?1) AND family = ?2 AND id = (SELECT MAX(id) FROM baselines
-      WHERE device_id = b.device_id AND family = b.family AND problem_key = b.problem_key AND library = b.library)
-    ORDER BY problem_key, library, device_id)sql");
-  s.bind(1, device_id).bind(2, family);
-  while (s.step())
-    list.push_back({{"problem", s.column_text(0)},
-                    {"library", s.column_text(1)},
-                    {"library_ms", s.column_double(2)},
-                    {"cutune_ms", s.column_double(3)},
-                    {"cutune_config", s.column_text(4)},
-                    {"measured_at", s.column_text(5) + " @" + s.column_text(6)},
-                    {"device_id", s.column_int(7)}});
+  for (const db::BaselineRecord& b : db::latest_baselines(db, family, device_id))
+    list.push_back({{"problem", b.problem_key},
+                    {"library", b.library},
+                    {"library_ms", b.library_ms},
+                    {"cutune_ms", b.cutune_ms},
+                    {"cutune_config", b.cutune_config},
+                    {"measured_at", b.measured_at + " @" + b.commit},
+                    {"device_id", b.device_id}});
   return list;
 }
 
@@ -484,11 +433,9 @@ std::string write_page(const json& data, const std::string& folder, const std::s
 }  // namespace
 
 std::vector<Selection> all_selections(sql::Database& db) {
-  auto s = db.prepare(
-      "SELECT DISTINCT r.device_id, p.family FROM results r JOIN problems p ON p.id = r.problem_id "
-      "ORDER BY r.device_id, p.family");
   std::vector<Selection> selections;
-  while (s.step()) selections.push_back({s.column_int(0), s.column_text(1), std::nullopt});
+  for (const db::DeviceFamily& pair : db::device_families_with_results(db))
+    selections.push_back({pair.device_id, pair.family, std::nullopt});
   return selections;
 }
 
@@ -514,19 +461,6 @@ json collect(sql::Database& db, const Selection& sel) {
   data["title"] = fmt::format("cutune: {} on {}", sel.family, display_name(data["device"]));
 
   // Results, columnar: one packed array per field, configs, problems, statuses and runs by index.
-  // Reports open databases read-only, unmigrated: columns newer than the file read as their defaults.
-  const int version = db::schema_version(db);
-  auto s = db.prepare(fmt::format(R"sql(
-    SELECT r.id, r.run_id, r.config, r.config_json, p.key, p.size, p.dtype, r.status, r.time_ms_median, r.time_ms_min,
-           r.time_ms_max, r.time_ms_stdev, r.samples, r.gbs, r.gflops, r.copy_fraction, r.elapsed_s, r.error, {}, {}{}
-    FROM results r JOIN problems p ON p.id = r.problem_id
-    WHERE r.device_id = ?1 AND p.family = ?2 AND (?3 IS NULL OR r.run_id = ?3)
-    ORDER BY r.run_id, r.id)sql",
-                                  version >= 4 ? "r.verified" : "1", version >= 5 ? "r.cut_short" : "0",
-                                  ", " + db::observation_select(version, "r.")));
-  constexpr int kFirstObservation = 20;  // the column after cut_short
-  s.bind(1, sel.device_id).bind(2, sel.family).bind(3, sel.run_id);
-
   std::map<std::string, std::size_t> config_index, problem_index, status_index;
   std::map<std::int64_t, std::size_t> run_index;
   for (const auto& run : data["runs"]) run_index.emplace(run["id"].get<std::int64_t>(), run_index.size());
@@ -548,12 +482,12 @@ json collect(sql::Database& db, const Selection& sel) {
   std::int64_t last_run = -1;
   double run_offset = 0, run_end = 0;
 
-  while (s.step()) {
+  const auto add_result = [&](const db::ResultRecord& r, const db::ProblemRecord& problem) {
     ++count;
-    const std::string key = s.column_text(2);
+    const std::string& key = r.config;
     auto [config_it, new_config] = config_index.try_emplace(key, config_index.size());
     if (new_config) {
-      const json values = json::parse(s.column_text(3), nullptr, false);
+      const json values = json::parse(r.config_json, nullptr, false);
       json row = json::array();
       if (values.is_object()) {
         for (const auto& [name, value] : values.items()) {
@@ -583,30 +517,27 @@ json collect(sql::Database& db, const Selection& sel) {
       const auto rebuilt = rebuilt_key(parameters, row);
       if (!rebuilt || *rebuilt != key) config_keys[std::to_string(config_it->second)] = key;
     }
-    const std::string problem_key = s.column_text(4);
-    auto [problem_it, new_problem] = problem_index.try_emplace(problem_key, problem_index.size());
-    if (new_problem) problems.push_back({{"key", problem_key}, {"size", s.column_int(5)}, {"dtype", s.column_text(6)}});
-    const std::string status = s.column_text(7);
+    auto [problem_it, new_problem] = problem_index.try_emplace(problem.key, problem_index.size());
+    if (new_problem) problems.push_back({{"key", problem.key}, {"size", problem.size}, {"dtype", problem.dtype}});
+    const std::string& status = r.status;
     auto [status_it, new_status] = status_index.try_emplace(status, status_index.size());
     if (new_status) statuses.push_back(status);
 
     // Wall time runs on across resumed runs: each run starts where the previous one ended.
-    const std::int64_t run = s.column_int(1);
+    const std::int64_t run = r.run_id;
     if (run != last_run) {
       run_offset = run_end;
       last_run = run;
     }
-    const double elapsed = run_offset + s.column_double(16);
+    const double elapsed = run_offset + r.elapsed_s;
     run_end = std::max(run_end, elapsed);
 
-    const auto median = s.column_optional_double(8), low = s.column_optional_double(9),
-               high = s.column_optional_double(10);
     const bool ok = status == "ok";
     int flags = 0;
-    if (ok && s.column_int(18) == 0) flags |= 1, ++unverified;
-    if (ok && s.column_int(19) != 0) flags |= 2, ++cut_short;
-    if (ok && median && low && high && (*median < *low * (1 - 1e-9) || *median > *high * (1 + 1e-9))) flags |= 4;
-    const db::Observations observed = db::read_observations(s, kFirstObservation);
+    if (ok && !r.verified) flags |= 1, ++unverified;
+    if (ok && r.cut_short) flags |= 2, ++cut_short;
+    if (db::time_outside_samples(r)) flags |= 4;
+    const db::Observations& observed = r.observations;
     flags |= observations.push(static_cast<std::size_t>(count - 1), observed);
     if (observed.throttled_samples.value_or(0) > 0) ++throttled;
     if (observed.remeasured) ++remeasured;
@@ -618,14 +549,14 @@ json collect(sql::Database& db, const Selection& sel) {
     col_config.push(static_cast<std::int64_t>(config_it->second));
     col_problem.push(static_cast<std::int64_t>(problem_it->second));
     col_status.push(static_cast<std::int64_t>(status_it->second));
-    col_median.push(median);
-    col_min.push(low);
-    col_max.push(high);
-    col_stdev.push(s.column_optional_double(11));
-    col_samples.push(std::min<std::int64_t>(s.column_int(12), 65535));
-    col_gbs.push(s.column_optional_double(13));
-    col_gflops.push(s.column_optional_double(14));
-    col_copy.push(s.column_optional_double(15));
+    col_median.push(r.time_ms_median);
+    col_min.push(r.time_ms_min);
+    col_max.push(r.time_ms_max);
+    col_stdev.push(r.time_ms_stdev);
+    col_samples.push(std::min<std::int64_t>(r.samples, 65535));
+    col_gbs.push(r.gbs);
+    col_gflops.push(r.gflops);
+    col_copy.push(r.copy_fraction);
     col_elapsed.push(elapsed);
     col_run.push(run_index.count(run) ? static_cast<std::int64_t>(run_index.at(run)) : 0);
     col_flags.push(flags);
@@ -633,14 +564,15 @@ json collect(sql::Database& db, const Selection& sel) {
     if (!ok) {
       auto& group = failures[problem_it->second][status];
       ++failure_counts[problem_it->second][status];
-      const std::string message = first_lines(s.column_text(17));
+      const std::string message = first_lines(r.error);
       auto it = group.find(message);
       if (it != group.end())
         ++it->second.first;
       else if (group.size() < kMessagesPerGroup)
         group.emplace(message, std::make_pair(1, key));
     }
-  }
+  };
+  db::for_each_result(db, {sel.device_id, sel.run_id, sel.family}, add_result);
 
   json failure_list = json::array();
   for (const auto& [problem, by_status] : failures)
@@ -782,23 +714,16 @@ json collect_index(sql::Database& db, const std::vector<Selection>& selections, 
 
   // Per (device, family): counts, and how its runs were measured.
   std::map<std::pair<std::int64_t, std::string>, json> stats;
-  auto counts = db.prepare(fmt::format(R"sql(
-    SELECT r.device_id, p.family, COUNT(*), SUM(r.status = 'ok'), COUNT(DISTINCT r.problem_id), COUNT(DISTINCT r.run_id),
-           SUM({})
-    FROM results r JOIN problems p ON p.id = r.problem_id GROUP BY r.device_id, p.family)sql",
-                                       kOutsideRange));
-  while (counts.step())
-    stats[{counts.column_int(0), counts.column_text(1)}] = {{"results", counts.column_int(2)},
-                                                            {"ok", counts.column_int(3)},
-                                                            {"problems", counts.column_int(4)},
-                                                            {"runs", counts.column_int(5)},
-                                                            {"anomalies", counts.column_int(6)}};
+  for (const db::DeviceFamilyCounts& c : db::device_family_counts(db))
+    stats[{c.pair.device_id, c.pair.family}] = {{"results", c.results},
+                                                {"ok", c.ok},
+                                                {"problems", c.problems},
+                                                {"runs", c.runs},
+                                                {"anomalies", c.outside_samples}};
   std::map<std::pair<std::int64_t, std::string>, std::set<std::string>> sources;
-  auto runs = db.prepare(
-      "SELECT DISTINCT r.device_id, r.family, r.strategy, d.uuid FROM runs r JOIN devices d ON d.id = r.device_id");
-  while (runs.step())
-    sources[{runs.column_int(0), runs.column_text(1)}].insert(
-        provenance(runs.column_text(2), imported_by_name(runs.column_text(3)))["label"].get<std::string>());
+  for (const db::RunSource& run : db::run_sources(db))
+    sources[{run.device_id, run.family}].insert(
+        provenance(run.strategy, imported_by_name(run.device_uuid))["label"].get<std::string>());
 
   json reports = json::array();
   for (const auto& sel : selections) {
@@ -818,26 +743,18 @@ json collect_index(sql::Database& db, const std::vector<Selection>& selections, 
   // The best result per (device, problem), for the families and devices selected.
   std::map<std::string, json> family_problems;  // family → problems in size order, each with its bests
   std::map<std::string, std::map<std::string, std::size_t>> problem_at;
-  auto best = db.prepare(R"sql(
-    SELECT r.device_id, p.family, p.key, p.size, MIN(r.time_ms_median), r.config, r.gbs, r.gflops, r.copy_fraction,
-           r.run_id
-    FROM results r JOIN problems p ON p.id = r.problem_id
-    WHERE r.status = 'ok' AND r.time_ms_median IS NOT NULL
-    GROUP BY r.device_id, r.problem_id ORDER BY p.family, p.size, p.key, r.device_id)sql");
-  while (best.step()) {
-    const std::int64_t device = best.column_int(0);
-    const std::string family = best.column_text(1), key = best.column_text(2);
-    if (!selected.count({device, family})) continue;
-    json& list = family_problems.try_emplace(family, json::array()).first->second;
-    auto [at, added] = problem_at[family].try_emplace(key, list.size());
-    if (added) list.push_back({{"key", key}, {"size", best.column_int(3)}, {"best", json::array()}});
-    list[at->second]["best"].push_back({{"device", device_index.at(device)},
-                                        {"ms", best.column_double(4)},
-                                        {"config", best.column_text(5)},
-                                        {"gbs", optional_number(best, 6)},
-                                        {"gflops", optional_number(best, 7)},
-                                        {"copy", optional_number(best, 8)},
-                                        {"run", best.column_int(9)}});
+  for (const db::ProblemBest& best : db::best_per_problem(db, {})) {
+    if (!selected.count({best.device_id, best.family})) continue;
+    json& list = family_problems.try_emplace(best.family, json::array()).first->second;
+    auto [at, added] = problem_at[best.family].try_emplace(best.problem_key, list.size());
+    if (added) list.push_back({{"key", best.problem_key}, {"size", best.problem_size}, {"best", json::array()}});
+    list[at->second]["best"].push_back({{"device", device_index.at(best.device_id)},
+                                        {"ms", best.time_ms},
+                                        {"config", best.config},
+                                        {"gbs", optional_number(best.gbs)},
+                                        {"gflops", optional_number(best.gflops)},
+                                        {"copy", optional_number(best.copy_fraction)},
+                                        {"run", best.run_id}});
   }
   json family_list = json::array();
   for (const auto& family : families) {
@@ -845,7 +762,7 @@ json collect_index(sql::Database& db, const std::vector<Selection>& selections, 
     for (const auto& sel : selections)
       if (sel.family == family) devices_of.push_back(device_index.at(sel.device_id));
     json baselines = json::array();
-    for (auto b : baselines_json(db, 0, family)) {
+    for (auto b : baselines_json(db, std::nullopt, family)) {
       const auto device = b["device_id"].get<std::int64_t>();
       if (!selected.count({device, family})) continue;
       b["device"] = device_index.at(device);
@@ -879,21 +796,18 @@ Side resolve_side(sql::Database& db, const std::string& text) {
     } catch (const std::out_of_range&) {
       throw BadSelection("no run " + text + " in the database");
     }
-    auto s = db.prepare("SELECT device_id FROM runs WHERE id = ?1");
-    s.bind(1, id);
-    if (!s.step()) throw BadSelection("no run " + text + " in the database");
-    return {s.column_int(0), id};
+    const std::optional<db::RunRecord> run = db::run_by_id(db, id);
+    if (!run) throw BadSelection("no run " + text + " in the database");
+    return {run->device_id, id};
   }
   // A device: its uuid, a prefix of one uuid, or the name of one device.
   std::vector<std::pair<std::int64_t, std::string>> exact, prefixed, named, all;
-  auto s = db.prepare("SELECT id, uuid, name FROM devices ORDER BY id");
-  while (s.step()) {
-    const std::string uuid = s.column_text(1), name = s.column_text(2);
-    const std::pair<std::int64_t, std::string> device{s.column_int(0), uuid + " (" + name + ")"};
+  for (const db::DeviceRecord& d : db::all_devices(db)) {
+    const std::pair<std::int64_t, std::string> device{d.id, d.uuid + " (" + d.name + ")"};
     all.push_back(device);
-    if (uuid == text) exact.push_back(device);
-    if (!text.empty() && uuid.rfind(text, 0) == 0) prefixed.push_back(device);
-    if (name == text) named.push_back(device);
+    if (d.uuid == text) exact.push_back(device);
+    if (!text.empty() && d.uuid.rfind(text, 0) == 0) prefixed.push_back(device);
+    if (d.name == text) named.push_back(device);
   }
   const auto listing = [](const std::vector<std::pair<std::int64_t, std::string>>& devices) {
     std::string list;
@@ -926,34 +840,24 @@ struct SideBest {
 std::map<std::int64_t, SideBest> side_problems(sql::Database& db, const Side& side,
                                                const std::optional<std::string>& family) {
   std::map<std::int64_t, SideBest> problems;
-  auto counts = db.prepare(R"sql(
-    SELECT p.id, p.family, p.key, p.size, COUNT(*), SUM(r.status = 'ok') FROM results r JOIN problems p ON p.id = r.problem_id
-    WHERE r.device_id = ?1 AND (?2 IS NULL OR r.run_id = ?2) AND (?3 IS NULL OR p.family = ?3) GROUP BY p.id)sql");
-  counts.bind(1, side.device_id).bind(2, side.run_id).bind(3, family);
-  while (counts.step()) {
-    SideBest& b = problems[counts.column_int(0)];
-    b.family = counts.column_text(1);
-    b.key = counts.column_text(2);
-    b.size = counts.column_int(3);
-    b.results = counts.column_int(4);
-    b.ok = counts.column_int(5);
+  const db::ResultFilter filter{side.device_id, side.run_id, family};
+  for (const db::ProblemCounts& counts : db::problem_counts(db, filter)) {
+    SideBest& b = problems[counts.problem_id];
+    b.family = counts.family;
+    b.key = counts.problem_key;
+    b.size = counts.problem_size;
+    b.results = counts.results;
+    b.ok = counts.ok;
   }
-  auto best = db.prepare(R"sql(
-    SELECT r.problem_id, MIN(r.time_ms_median), r.config, r.config_json, r.gbs, r.gflops, r.copy_fraction
-    FROM results r JOIN problems p ON p.id = r.problem_id
-    WHERE r.device_id = ?1 AND (?2 IS NULL OR r.run_id = ?2) AND (?3 IS NULL OR p.family = ?3) AND r.status = 'ok'
-      AND r.time_ms_median IS NOT NULL
-    GROUP BY r.problem_id)sql");
-  best.bind(1, side.device_id).bind(2, side.run_id).bind(3, family);
-  while (best.step()) {
-    SideBest& b = problems[best.column_int(0)];
-    b.ms = best.column_double(1);
-    b.config = best.column_text(2);
-    b.config_values = json::parse(best.column_text(3), nullptr, false);
+  for (const db::ProblemBest& best : db::best_per_problem(db, filter)) {
+    SideBest& b = problems[best.problem_id];
+    b.ms = best.time_ms;
+    b.config = best.config;
+    b.config_values = json::parse(best.config_json, nullptr, false);
     if (!b.config_values.is_object()) b.config_values = json::object();
-    b.gbs = optional_number(best, 4);
-    b.gflops = optional_number(best, 5);
-    b.copy = optional_number(best, 6);
+    b.gbs = optional_number(best.gbs);
+    b.gflops = optional_number(best.gflops);
+    b.copy = optional_number(best.copy_fraction);
   }
   return problems;
 }
@@ -980,11 +884,8 @@ json collect_comparison(sql::Database& db, const Comparison& c) {
     const Side& side = *sides[k];
     json device = device_json(db, side.device_id);
     std::optional<std::string> family = c.family;
-    if (side.run_id && !family) {
-      auto s = db.prepare("SELECT family FROM runs WHERE id = ?1");
-      s.bind(1, *side.run_id);
-      if (s.step()) family = s.column_text(0);
-    }
+    if (side.run_id && !family)
+      if (const std::optional<db::RunRecord> run = db::run_by_id(db, *side.run_id)) family = run->family;
     measured[k] = side_problems(db, side, c.family);
     std::int64_t results = 0;
     for (const auto& [id, b] : measured[k]) results += b.results;
@@ -1001,13 +902,8 @@ json collect_comparison(sql::Database& db, const Comparison& c) {
   data["sides"] = side_list;
 
   // Each side's best config as the other side measured it (the best of its results for it).
-  auto cross = db.prepare(R"sql(
-    SELECT MIN(time_ms_median) FROM results WHERE problem_id = ?1 AND device_id = ?2 AND (?3 IS NULL OR run_id = ?3)
-      AND config = ?4 AND status = 'ok' AND time_ms_median IS NOT NULL)sql");
   const auto measured_by = [&](const Side& side, std::int64_t problem, const std::string& config) {
-    cross.reset();
-    cross.bind(1, problem).bind(2, side.device_id).bind(3, side.run_id).bind(4, config);
-    return cross.step() ? optional_number(cross, 0) : json(nullptr);
+    return optional_number(db::fastest_time_of_config(db, {side.device_id, side.run_id, {}}, problem, config));
   };
   const auto best_json = [](const SideBest& b) {
     return json{{"results", b.results},

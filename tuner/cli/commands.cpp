@@ -511,17 +511,15 @@ int write_reports(const ReportArgs& args) {
   }
   std::vector<report::Selection> selections;
   if (args.run) {
-    auto s = db.prepare("SELECT device_id, family FROM runs WHERE id = ?1");
-    s.bind(1, *args.run);
-    if (!s.step()) throw UsageError("no run " + std::to_string(*args.run) + " in '" + path + "'");
-    selections.push_back({s.column_int(0), s.column_text(1), *args.run});
+    const std::optional<db::RunRecord> run = db::run_by_id(db, *args.run);
+    if (!run) throw UsageError("no run " + std::to_string(*args.run) + " in '" + path + "'");
+    selections.push_back({run->device_id, run->family, *args.run});
   } else {
     for (auto& selection : report::all_selections(db)) {
       if (args.kernel && selection.family != *args.kernel) continue;
       if (args.device_uuid) {
-        auto s = db.prepare("SELECT uuid FROM devices WHERE id = ?1");
-        s.bind(1, selection.device_id);
-        if (!s.step() || s.column_text(0) != *args.device_uuid) continue;
+        const std::optional<db::DeviceRecord> device = db::device_by_id(db, selection.device_id);
+        if (!device || device->uuid != *args.device_uuid) continue;
       }
       selections.push_back(selection);
     }
