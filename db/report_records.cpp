@@ -22,6 +22,14 @@ void bind_filter(sql::Statement& statement, const ResultFilter& filter) {
   statement.bind(1, filter.device_id).bind(2, filter.run_id).bind(3, filter.family);
 }
 
+// Every row of a statement, each made into a record by `read`.
+template <class Read>
+auto rows_of(sql::Statement& statement, Read read) {
+  std::vector<decltype(read(statement))> rows;
+  while (statement.step()) rows.push_back(read(statement));
+  return rows;
+}
+
 bool has_table(sql::Database& db, const char* name) {
   auto exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   exists.bind(1, name);
@@ -73,9 +81,7 @@ std::vector<DeviceFamily> device_families_with_results(sql::Database& db) {
   auto s = db.prepare(
       "SELECT DISTINCT r.device_id, p.family FROM results r JOIN problems p ON p.id = r.problem_id "
       "ORDER BY r.device_id, p.family");
-  std::vector<DeviceFamily> pairs;
-  while (s.step()) pairs.push_back({s.column_int(0), s.column_text(1)});
-  return pairs;
+  return rows_of(s, [](const sql::Statement& row) { return DeviceFamily{row.column_int(0), row.column_text(1)}; });
 }
 
 std::vector<DeviceFamilyCounts> device_family_counts(sql::Database& db) {
@@ -85,24 +91,23 @@ std::vector<DeviceFamilyCounts> device_family_counts(sql::Database& db) {
                       kOutsideSamples + R"sql()
     FROM results r JOIN problems p ON p.id = r.problem_id GROUP BY r.device_id, p.family
     ORDER BY r.device_id, p.family)sql");
-  std::vector<DeviceFamilyCounts> rows;
-  while (s.step())
-    rows.push_back({{s.column_int(0), s.column_text(1)},
-                    s.column_int(2),
-                    s.column_int(3),
-                    s.column_int(4),
-                    s.column_int(5),
-                    s.column_int(6)});
-  return rows;
+  return rows_of(s, [](const sql::Statement& row) {
+    return DeviceFamilyCounts{{row.column_int(0), row.column_text(1)},
+                              row.column_int(2),
+                              row.column_int(3),
+                              row.column_int(4),
+                              row.column_int(5),
+                              row.column_int(6)};
+  });
 }
 
 std::vector<RunSource> run_sources(sql::Database& db) {
   auto s = db.prepare(
       "SELECT DISTINCT r.device_id, r.family, r.strategy, d.uuid FROM runs r JOIN devices d ON d.id = r.device_id "
       "ORDER BY r.device_id, r.family, r.strategy");
-  std::vector<RunSource> sources;
-  while (s.step()) sources.push_back({s.column_int(0), s.column_text(1), s.column_text(2), s.column_text(3)});
-  return sources;
+  return rows_of(s, [](const sql::Statement& row) {
+    return RunSource{row.column_int(0), row.column_text(1), row.column_text(2), row.column_text(3)};
+  });
 }
 
 std::vector<ProblemBest> best_per_problem(sql::Database& db, const ResultFilter& filter) {
@@ -115,12 +120,20 @@ std::vector<ProblemBest> best_per_problem(sql::Database& db, const ResultFilter&
                       kFilter + R"sql(
     GROUP BY r.device_id, r.problem_id ORDER BY p.family, p.size, p.key, r.device_id)sql");
   bind_filter(s, filter);
-  std::vector<ProblemBest> bests;
-  while (s.step())
-    bests.push_back({s.column_int(0), s.column_int(1), s.column_int(2), s.column_text(3), s.column_text(4),
-                     s.column_int(5), s.column_double(6), s.column_text(7), s.column_text(8),
-                     s.column_optional_double(9), s.column_optional_double(10), s.column_optional_double(11)});
-  return bests;
+  return rows_of(s, [](const sql::Statement& row) {
+    return ProblemBest{row.column_int(0),
+                       row.column_int(1),
+                       row.column_int(2),
+                       row.column_text(3),
+                       row.column_text(4),
+                       row.column_int(5),
+                       row.column_double(6),
+                       row.column_text(7),
+                       row.column_text(8),
+                       row.column_optional_double(9),
+                       row.column_optional_double(10),
+                       row.column_optional_double(11)};
+  });
 }
 
 std::vector<ProblemCounts> problem_counts(sql::Database& db, const ResultFilter& filter) {
@@ -129,11 +142,10 @@ std::vector<ProblemCounts> problem_counts(sql::Database& db, const ResultFilter&
     WHERE )sql") + kFilter +
                       " GROUP BY p.id ORDER BY p.id");
   bind_filter(s, filter);
-  std::vector<ProblemCounts> rows;
-  while (s.step())
-    rows.push_back(
-        {s.column_int(0), s.column_text(1), s.column_text(2), s.column_int(3), s.column_int(4), s.column_int(5)});
-  return rows;
+  return rows_of(s, [](const sql::Statement& row) {
+    return ProblemCounts{row.column_int(0), row.column_text(1), row.column_text(2),
+                         row.column_int(3), row.column_int(4),  row.column_int(5)};
+  });
 }
 
 std::optional<double> fastest_time_of_config(sql::Database& db, const ResultFilter& filter, std::int64_t problem_id,
@@ -180,8 +192,7 @@ void for_each_result(sql::Database& db, const ResultFilter& filter,
 
 std::vector<BaselineRecord> latest_baselines(sql::Database& db, const std::string& family,
                                              std::optional<std::int64_t> device_id) {
-  std::vector<BaselineRecord> list;
-  if (!has_table(db, "baselines")) return list;
+  if (!has_table(db, "baselines")) return {};
   auto s = db.prepare(R"sql(
     SELECT device_id, family, problem_key, library, library_ms, cutune_ms, cutune_config, measured_at, commit_id
     FROM baselines b
@@ -189,10 +200,11 @@ std::vector<BaselineRecord> latest_baselines(sql::Database& db, const std::strin
       WHERE device_id = b.device_id AND family = b.family AND problem_key = b.problem_key AND library = b.library)
     ORDER BY problem_key, library, device_id)sql");
   s.bind(1, device_id).bind(2, family);
-  while (s.step())
-    list.push_back({s.column_int(0), s.column_text(1), s.column_text(2), s.column_text(3), s.column_double(4),
-                    s.column_double(5), s.column_text(6), s.column_text(7), s.column_text(8)});
-  return list;
+  return rows_of(s, [](const sql::Statement& row) {
+    return BaselineRecord{row.column_int(0),  row.column_text(1),   row.column_text(2),
+                          row.column_text(3), row.column_double(4), row.column_double(5),
+                          row.column_text(6), row.column_text(7),   row.column_text(8)};
+  });
 }
 
 }  // namespace cutune::db
