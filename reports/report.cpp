@@ -370,7 +370,8 @@ std::optional<std::string> rebuilt_key(const json& parameters, const json& row) 
       value = v.dump();
     else
       return std::nullopt;
-    text += (text.empty() ? "" : ",") + parameters[p].get<std::string>() + "=" + value;
+    if (!text.empty()) text += ',';
+    text += parameters[p].get<std::string>() + "=" + value;
   }
   return text;
 }
@@ -472,8 +473,7 @@ json collect(sql::Database& db, const Selection& sel) {
   std::vector<std::map<std::string, std::size_t>> value_index;  // per parameter: value's JSON → index
   json parameter_values = json::array();
   std::vector<IntColumn> config_values;  // per parameter, per config: 1 + the value's index, 0 for none
-  std::vector<json> config_rows;
-  json config_keys = json::object();  // configs whose text the page cannot rebuild from their values
+  json config_keys = json::object();     // configs whose text the page cannot rebuild from their values
   FloatColumn col_median, col_min, col_max, col_stdev, col_gbs, col_gflops, col_copy, col_elapsed;
   IntColumn col_config, col_problem, col_status, col_samples, col_run, col_flags;
   // failures[problem][status] → message → (count, example config)
