@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <cstdlib>
 #include <iostream>
 #include <cmath>
 #include <map>
@@ -21,7 +20,6 @@
 #include "core/progress.hpp"
 #include "compile_pool.hpp"
 #include "evaluate.hpp"
-#include "host_share.hpp"
 #include "nvml.hpp"
 #include "scheduler.hpp"
 #include "result_row.hpp"
@@ -259,16 +257,8 @@ SessionResult Session::run() {
   // The GPU workers first: their CUDA start overlaps everything the session sets up below.
   std::vector<std::unique_ptr<EvaluationWorker>> workers;  // one per GPU (a GPU named twice gets two)
   std::vector<Lane*> lanes;
-  // Several workers compute each problem's host side once between them (host_share.hpp); declared
-  // before them, so that it goes after they have. CUTUNE_HOST_SHARE=off turns it off, to measure
-  // what it saves.
-  const char* share_setting = std::getenv("CUTUNE_HOST_SHARE");
-  const bool share_host_sides = devices_.size() > 1 && !(share_setting && std::string(share_setting) == "off");
-  const std::optional<HostShareFolder> host_share =
-      share_host_sides ? HostShareFolder::create() : std::optional<HostShareFolder>();
   for (const Device* d : devices_) {
     workers.push_back(std::make_unique<EvaluationWorker>(d->ordinal(), family_, options_.measure));
-    if (host_share) workers.back()->share_host_sides(host_share->path());
     workers.back()->launch();
     lanes.push_back(workers.back().get());
   }
@@ -385,9 +375,6 @@ SessionResult Session::run() {
     scheduler.set_problem(
         problem, input_seed,
         p + 1 < options_.problems.size() ? std::optional<Problem>(options_.problems[p + 1]) : std::nullopt);
-    // Every worker has the last problem now (a replacement worker would get this one): its shared
-    // host side can go, so that tmpfs holds this problem's and the next one's at most.
-    if (host_share && p > 0) host_share->forget(host_share_key(options_.problems[p - 1], input_seed));
     auto& prefetched_here = prefetched[p];
 
     const WarmStart warm_start = warm_start_for(space, elsewhere, device_.fingerprint().uuid, problem.key());

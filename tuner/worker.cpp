@@ -16,7 +16,6 @@
 #include <future>
 
 #include "device.hpp"
-#include "host_share.hpp"
 #include "output_check.hpp"
 #include "spec_family.hpp"
 
@@ -231,8 +230,7 @@ nlohmann::json EvaluationWorker::request(const nlohmann::json& message, double t
 }
 
 nlohmann::json EvaluationWorker::problem_message(const char* op, const Problem& problem, std::uint64_t seed) const {
-  return ProblemMessage{op,       family_.name(), family_.spec_file().value_or(""), problem.descriptor(), seed,
-                        options_, share_folder_};
+  return ProblemMessage{op, family_.name(), family_.spec_file().value_or(""), problem.descriptor(), seed, options_};
 }
 
 void EvaluationWorker::set_problem(const Problem& problem, std::uint64_t seed) {
@@ -367,14 +365,6 @@ int serve_worker(int device_ordinal) {
   const auto key_of = [](const ProblemMessage& request) {
     return request.problem.dump() + "#" + std::to_string(request.seed);
   };
-  // A problem's host side: computed here, or through the run's shared folder, where the run's
-  // first worker to need it computes it for all.
-  const auto host_side = [](const Family& family, const Problem& problem, const ProblemMessage& request) {
-    const auto compute = [&] { return GpuEvaluator::host_problem(family, problem, request.seed); };
-    return request.share.empty()
-               ? compute()
-               : shared_host_problem(request.share, host_share_key(problem, request.seed), problem, compute);
-  };
   while (auto message = read_frame(STDIN_FILENO)) {
     try {
       const std::string op = message->at("op").get<std::string>();
@@ -388,8 +378,9 @@ int serve_worker(int device_ordinal) {
         // The host side as prepared while the last problem was measured (waiting for it if need
         // be), else computed now; timed apart from the GPU's part, for the run's summary.
         const auto host_started = std::chrono::steady_clock::now();
-        HostProblem host =
-            prepared && prepared->key == key_of(request) ? prepared->host.get() : host_side(*family, problem, request);
+        HostProblem host = prepared && prepared->key == key_of(request)
+                               ? prepared->host.get()
+                               : GpuEvaluator::host_problem(*family, problem, request.seed);
         const double host_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - host_started).count();
         prepared.reset();
@@ -410,8 +401,8 @@ int serve_worker(int device_ordinal) {
         prepared.reset();
         if (worth_it)
           prepared =
-              Prepared{key_of(request), std::async(std::launch::async, [host_side, family = family, next, request] {
-                         return host_side(*family, next, request);
+              Prepared{key_of(request), std::async(std::launch::async, [family = family, next, seed = request.seed] {
+                         return GpuEvaluator::host_problem(*family, next, seed);
                        })};
         write_frame(STDOUT_FILENO, {{"ok", true}, {"preparing", worth_it}});
       } else if (op == "evaluate") {

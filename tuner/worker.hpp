@@ -46,9 +46,6 @@ class EvaluationWorker : public Lane {
   Outcome evaluate(const Space& space, const Config& config, const Compiled& compiled,
                    std::optional<double> best_ms = std::nullopt) override;
   int restarts() const { return restarts_; }
-  // Problems' host sides go through this folder (host_share.hpp): the workers of a run compute
-  // each once per host. Set before the first problem.
-  void share_host_sides(std::string folder) { share_folder_ = std::move(folder); }
   // Seconds spent starting workers and setting problems up in them (inputs, references, uploads).
   double setup_seconds() const override { return setup_seconds_; }
   // As the worker reports it: computing a problem's host side, or waiting for its preparation.
@@ -65,7 +62,6 @@ class EvaluationWorker : public Lane {
   int device_ordinal_;
   const Family& family_;
   MeasureOptions options_;
-  std::string share_folder_;
   std::optional<Problem> problem_;
   std::uint64_t seed_ = 0;
   bool problem_sent_ = false;
@@ -112,7 +108,6 @@ struct ProblemMessage {
   nlohmann::json problem;  // Problem::descriptor()
   std::uint64_t seed = 0;  // of the inputs
   MeasureOptions measure;
-  std::string share;  // the run's folder for host sides shared by its workers (host_share.hpp); '' for none
 };
 
 // "evaluate": one config of the problem set up last; answered with its Outcome (and "exiting",
@@ -179,7 +174,7 @@ namespace cutune {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasureOptions, warmup_runs, min_samples, max_samples,
                                                 max_sample_seconds, target_relative_error, flush_l2, timeout_seconds,
                                                 cut_ratio, cut_after_samples, energy_seconds)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProblemMessage, op, family, spec, problem, seed, measure, share)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProblemMessage, op, family, spec, problem, seed, measure)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EvaluateMessage, op, config, best_ms, log, cubin)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Outcome, status, measurement, error, error_index, verify_seconds, benchmark_seconds,
                                    verified, cut_short, launch_json, observations)
