@@ -12,6 +12,7 @@ using Clock = std::chrono::steady_clock;
 Scheduler::Scheduler(std::vector<Lane*> lanes, const Space& space) : lanes_(std::move(lanes)), space_(space) {
   if (lanes_.empty()) throw Error("a scheduler needs at least one lane");
   prepared_.assign(lanes_.size(), true);
+  starved_since_.assign(lanes_.size(), std::nullopt);
   for (std::size_t lane = 0; lane < lanes_.size(); ++lane) threads_.emplace_back([this, lane] { serve(lane); });
 }
 
@@ -64,6 +65,15 @@ std::size_t Scheduler::drop_queued() {
   return dropped;
 }
 
+double Scheduler::starved_seconds() const {
+  std::lock_guard lock(mutex_);
+  double seconds = starved_seconds_;
+  const auto now = Clock::now();
+  for (const auto& since : starved_since_)
+    if (since) seconds += std::chrono::duration<double>(now - *since).count();
+  return seconds;
+}
+
 void Scheduler::improve_best(double ms) {
   std::lock_guard lock(mutex_);
   if (!best_ms_ || ms < *best_ms_) best_ms_ = ms;
@@ -75,8 +85,13 @@ void Scheduler::serve(std::size_t lane) {
     std::optional<double> best;
     {
       std::unique_lock lock(mutex_);
+      if (queue_.empty()) starved_since_[lane] = Clock::now();
       work_ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
+      if (starved_since_[lane]) {
+        starved_seconds_ += std::chrono::duration<double>(Clock::now() - *starved_since_[lane]).count();
+        starved_since_[lane].reset();
+      }
       // The first job whose cubin is ready; else the first in line.
       auto it = std::find_if(queue_.begin(), queue_.end(), [](const Job& j) {
         return j.compiled.wait_for(std::chrono::seconds(0)) == std::future_status::ready;

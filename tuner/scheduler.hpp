@@ -6,6 +6,7 @@
 // and a lane whose worker faults or hangs replaces its worker and goes on while the others run.
 // Finished evaluations come back to the session's thread, the single writer, which stores them
 // and tells the strategy.
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -89,13 +90,16 @@ class Scheduler : public EvaluationQueue {
   std::size_t drop_queued() override;
   // The best median so far for the current problem: lanes cut configs clearly behind it short.
   void improve_best(double ms);
+  // Lane-seconds so far that lanes were free with no config queued for them: between problems, and
+  // while the search had nothing more to give (its proposals wait for results).
+  double starved_seconds() const;
 
  private:
   void serve(std::size_t lane);
 
   std::vector<Lane*> lanes_;
   const Space& space_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable work_ready_, finished_ready_;
   std::deque<Job> queue_;
   std::deque<Finished> finished_;
@@ -104,6 +108,10 @@ class Scheduler : public EvaluationQueue {
   std::optional<Problem> next_problem_;
   std::uint64_t seed_ = 0;
   std::vector<bool> prepared_;  // per lane: told about the next problem
+  // Per lane: since when it has been free with an empty queue (a wait in progress), and the sum
+  // of such waits that ended.
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> starved_since_;
+  double starved_seconds_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -458,6 +458,7 @@ SessionResult Session::run() {
     done += per_problem - problem_done;  // a strategy that ran out early, or a budget
   }
   progress.finish();
+  result.starved_seconds = scheduler.starved_seconds();
   for (auto& worker : workers) worker->finish();  // they exit together, while the cubins are stored
   for (const Lane* lane : lanes) {
     result.setup_seconds += lane->setup_seconds();

@@ -59,6 +59,9 @@ struct SessionResult {
   double setup_host_seconds = 0;  // the workers' time on problems' host side (inputs, CPU references)
   // The strategy choosing each next batch, while the GPUs wait for it (wall seconds).
   double strategy_seconds = 0;
+  // Lanes free with no config queued for them (between problems, or the search had none to give
+  // yet); it includes the strategy's time above.
+  double starved_seconds = 0;
   // Fresh compiles in the pool (cache misses), their summed NVRTC seconds, and the pool's processes.
   int compiles = 0, compile_jobs = 0;
   double compile_seconds = 0;

@@ -136,6 +136,26 @@ TEST(Scheduler, ConfigsWhoseCubinIsReadyGoFirst) {
   EXPECT_FALSE(scheduler.next_finished());
 }
 
+TEST(Scheduler, CountsTheTimeLanesWaitWithNothingQueued) {
+  const CopySpace fixture;
+  const auto& [copy, space, configs] = fixture;
+  SimulatedLane fast(std::chrono::microseconds(100)), slow(std::chrono::milliseconds(200));
+  Scheduler scheduler({&fast, &slow}, space);
+  scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
+  // Both lanes free and nothing queued for 100 ms: 0.2 lane-seconds.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const double before = scheduler.starved_seconds();
+  EXPECT_GE(before, 0.19);
+  EXPECT_LT(before, 1.0);
+  // Two configs: one lane takes each; the fast one then waits ~0.2 s for the slow one.
+  submit_ready(scheduler, configs, 2);
+  while (scheduler.next_finished()) {
+  }
+  const double after = scheduler.starved_seconds();
+  EXPECT_GE(after - before, 0.15) << "the fast lane's wait for the slow one's config";
+  EXPECT_LT(after - before, 1.0);
+}
+
 TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
   const CopySpace fixture;
   const auto& [copy, space, configs] = fixture;
