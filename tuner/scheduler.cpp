@@ -47,6 +47,15 @@ void Scheduler::submit(std::vector<Job> jobs) {
 std::optional<Scheduler::Finished> Scheduler::next_finished() {
   std::unique_lock lock(mutex_);
   finished_ready_.wait(lock, [this] { return !finished_.empty() || (queue_.empty() && running_ == 0); });
+  return take_finished();
+}
+
+std::optional<Scheduler::Finished> Scheduler::finished_if_any() {
+  std::lock_guard lock(mutex_);
+  return take_finished();
+}
+
+std::optional<Scheduler::Finished> Scheduler::take_finished() {
   if (finished_.empty()) return std::nullopt;
   Finished done = std::move(finished_.front());
   finished_.pop_front();

@@ -63,6 +63,10 @@ class EvaluationQueue {
   virtual void submit(std::vector<Job> jobs) = 0;
   // The next finished evaluation; nullopt once nothing is queued or running.
   virtual std::optional<Finished> next_finished() = 0;
+  // A finished evaluation already waiting to be read, without waiting for one; nullopt when none
+  // is. A replay has none: it hands results out one at a time, in the order a sequential tuner
+  // would have seen them.
+  virtual std::optional<Finished> finished_if_any() { return std::nullopt; }
   // Drops the queued jobs nothing has started; returns how many.
   virtual std::size_t drop_queued() = 0;
 };
@@ -85,6 +89,7 @@ class Scheduler : public EvaluationQueue {
   // running. Rethrows what broke a lane outside any outcome (a problem that cannot be set up),
   // after dropping the queue.
   std::optional<Finished> next_finished() override;
+  std::optional<Finished> finished_if_any() override;
   // Queued jobs that no lane has taken are dropped (a budget ran out, Ctrl-C); running ones finish.
   // Returns how many were dropped.
   std::size_t drop_queued() override;
@@ -96,6 +101,8 @@ class Scheduler : public EvaluationQueue {
 
  private:
   void serve(std::size_t lane);
+  // The first finished evaluation, mutex_ held; rethrows a broken lane's failure.
+  std::optional<Finished> take_finished();
 
   std::vector<Lane*> lanes_;
   const Space& space_;

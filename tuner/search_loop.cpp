@@ -65,10 +65,16 @@ SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const
       in_flight = 0;
       continue;
     }
-    --in_flight;
-    if (!tally.stopped && hooks.must_stop()) stop();  // what runs finishes and is recorded
-    ++tally.evaluated;
-    observe(hooks.record(*finished));
+    // This one, and every other that finished meanwhile, before the strategy is asked again: one
+    // proposal (a model fit, for bayes_opt) for all of them. Asked after each, a strategy that
+    // takes longer to propose than the GPUs take to finish a config falls behind, and the GPUs
+    // run dry: on 4 GPUs that was most of their idle time.
+    do {
+      --in_flight;
+      if (!tally.stopped && hooks.must_stop()) stop();  // what runs finishes and is recorded
+      ++tally.evaluated;
+      observe(hooks.record(*finished));
+    } while (in_flight > 0 && (finished = queue.finished_if_any()));
   }
   return tally;
 }

@@ -170,6 +170,36 @@ TEST(SearchLoop, BayesOptAskedAheadKeepsAtMostHalfAsManyOutstandingAsObserved) {
   }
 }
 
+// A strategy slower to propose than the GPUs are to evaluate, which, like bayes_opt, keeps at
+// most four configs outstanding (an empty batch until results come back).
+class SlowToPropose : public Watched {
+ public:
+  using Watched::Watched;
+  std::vector<Config> propose(std::size_t max_batch) override {
+    observed_when_asked.push_back(observed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    const std::size_t outstanding = proposed - observed;
+    if (outstanding >= 4) return {};
+    return Watched::propose(std::min(max_batch, 4 - outstanding));
+  }
+  std::vector<std::size_t> observed_when_asked;
+};
+
+TEST(SearchLoop, ResultsThatFinishedWhileTheStrategyChoseAreAllTakenInBeforeItIsAskedAgain) {
+  const std::size_t space_size = copy_space().enumerate().size();
+  SlowToPropose strategy(make_strategy("random_sampling", copy_space(), 1));
+  ASSERT_TRUE(strategy.proposes_ahead());
+  // Four GPUs finish a config every 0.3-0.9 ms; the strategy takes 3 ms to propose.
+  const Searched s = search(strategy, 4, {space_size, 4, 8});
+  EXPECT_EQ(s.tally.evaluated, space_size);
+  EXPECT_TRUE(no_repeats(s.evaluated));
+  std::size_t several = 0;  // asks that came after more than one new result
+  for (std::size_t i = 1; i < strategy.observed_when_asked.size(); ++i)
+    several += strategy.observed_when_asked[i] > strategy.observed_when_asked[i - 1] + 1;
+  EXPECT_GT(several, 0u) << "each result was followed by its own proposal";
+  EXPECT_LT(strategy.observed_when_asked.size(), space_size) << "fewer proposals than results";
+}
+
 TEST(SearchLoop, StoredConfigsAreObservedNotEvaluatedAndTheBudgetCountsThem) {
   const auto configs = copy_space().enumerate();
   std::set<std::string> stored;
