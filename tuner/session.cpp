@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -355,14 +354,6 @@ SessionResult Session::run() {
     elsewhere = store_.family_results_by_source(family_.name());
 
   const std::uint64_t input_seed = options_.seed ^ 0x5eedULL;  // inputs: the same for every run of a seed
-  // A model-based search keeps at least two configs per GPU outstanding, so that the GPUs have
-  // work while it chooses (on 4 GPUs, 2 outstanding at the start of each problem left them idle),
-  // unless the user said otherwise.
-  StrategySpec strategy_spec = options_.strategy;
-  if (lanes.size() > 1 && !strategy_spec.options.count("outstanding") &&
-      std::ranges::any_of(strategy_options(strategy_spec.name),
-                          [](const StrategyOptionInfo& o) { return o.name == "outstanding"; }))
-    strategy_spec.options["outstanding"] = std::to_string(2 * lanes.size());
   Scheduler scheduler(lanes, space);
   SearchLimits search_limits;
   search_limits.evaluations = per_problem;
@@ -391,7 +382,7 @@ SessionResult Session::run() {
       std::cerr << fmt::format(
           "[{} {}] warm start from {} other device/problem result set(s) of {} (--no-warm-start: off)\n",
           family_.name(), problem.key(), warm_start.size(), family_.name());
-    auto strategy = make_strategy(strategy_spec, space, options_.seed, warm_start);
+    auto strategy = make_strategy(options_.strategy, space, options_.seed, warm_start);
     std::optional<double> best_ms;
     std::string best_config;
     std::size_t problem_done = 0;

@@ -200,21 +200,6 @@ TEST(SearchLoop, ResultsThatFinishedWhileTheStrategyChoseAreAllTakenInBeforeItIs
   EXPECT_LT(strategy.observed_when_asked.size(), space_size) << "fewer proposals than results";
 }
 
-TEST(SearchLoop, BayesOptWithOutstandingSetKeepsThatManyOutForTheGpusFromTheStart) {
-  // As tune sets it on 4 GPUs: 8 outstanding at least.
-  Watched strategy(make_strategy(StrategySpec{"bayes_opt", {{"outstanding", "8"}}}, copy_space(), 3));
-  const Searched s = search(strategy, 4, {40, 16, 8});
-  EXPECT_EQ(s.tally.evaluated, 40u);
-  EXPECT_TRUE(no_repeats(s.evaluated));
-  std::size_t beyond_default = 0;  // batches that left more out than the default rule allows
-  for (std::size_t i = 1; i < strategy.outstanding_after_batch.size(); ++i) {
-    const auto [outstanding, observed] = strategy.outstanding_after_batch[i];
-    EXPECT_LE(outstanding, std::max<std::size_t>(8, observed / 2)) << "batch " << i;
-    beyond_default += outstanding > std::max<std::size_t>(2, observed / 2);
-  }
-  EXPECT_GT(beyond_default, 0u) << "the option changed nothing";
-}
-
 TEST(SearchLoop, StoredConfigsAreObservedNotEvaluatedAndTheBudgetCountsThem) {
   const auto configs = copy_space().enumerate();
   std::set<std::string> stored;

@@ -297,14 +297,13 @@ std::vector<Config> BayesOpt::propose(std::size_t max_batch) {
   if (!batch.empty()) return batch;
   const bool any_success =
       std::any_of(points_.begin(), points_.end(), [](const Point& p) { return p.log_time.has_value(); });
-  // From n observations, at most n / 2 (and at least `outstanding`, 2 by default) configs are
-  // proposed and not yet observed:
+  // From n observations, at most n / 2 (and at least 2) configs are proposed and not yet observed:
   // a large batch chosen from little knowledge is mostly guesswork, and on a small budget it would
   // spend the budget before the model learns. Batches grow as the model does, to what the session
   // asks. Asked ahead (configs still outstanding), the outstanding ones count against that bound,
   // and the model waits for their results once it is reached.
   const std::size_t outstanding = state_.proposed_count() - std::min(state_.proposed_count(), points_.size());
-  const std::size_t allowed = std::max<std::size_t>(options_.outstanding, points_.size() / 2);
+  const std::size_t allowed = std::max<std::size_t>(2, points_.size() / 2);
   if (outstanding > 0 && (!any_success || outstanding >= allowed)) return {};
   if (any_success) batch = model_batch(std::min(max_batch, allowed - outstanding));
   for (const Config& c : batch) state_.claim(c);

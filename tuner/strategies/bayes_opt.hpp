@@ -49,10 +49,6 @@ class BayesOpt : public Strategy {
     // Every k-th pick takes the candidate with the lowest predicted time instead of the highest
     // expected improvement (0: never): a portfolio that refines the best region more greedily.
     std::size_t exploit_every = 4;
-    // Configs the model may keep proposed and not yet observed, at least (besides half of those
-    // observed): enough to keep every GPU fed while it chooses. A sequential search (a replay)
-    // needs 2; tune sets twice the run's GPUs where the user gives none.
-    std::size_t outstanding = 2;
   };
   BayesOpt(const Space& space, std::uint64_t seed, Options options, const WarmStart& warm_start = {});
   std::string name() const override { return "bayes_opt"; }

@@ -42,9 +42,6 @@ BayesOpt::Options bayes_opt_options(OptionReader& read) {
                            "divide expected improvement by the predicted evaluation cost to this power (0: plain EI)");
   o.exploit_every = read.count("exploit_every", o.exploit_every, 0, 1000,
                                "every k-th pick takes the lowest predicted time instead of the best EI (0: never)");
-  o.outstanding = read.count("outstanding", o.outstanding, 1, 100000,
-                             "configs proposed and not yet observed, at least (besides half of those observed; tune "
-                             "sets twice the GPUs when not given)");
   return o;
 }
 
