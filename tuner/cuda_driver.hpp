@@ -12,17 +12,51 @@ namespace cutune::cuda {
 // One pointer per driver entry point we use, resolved through cuGetProcAddress for the
 // CUDA version we were built against (so cuMemAlloc means cuMemAlloc_v2, and so on).
 struct Driver {
-#define CUTUNE_DRIVER_FUNCTIONS(X)                                                                                    \
-  X(cuInit)                                                                                                           \
-  X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)   \
-      X(cuDeviceGetUuid) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain)                      \
-          X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuMemHostRegister) X(cuMemHostUnregister)                 \
-              X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoDAsync)     \
-                  X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuStreamWriteValue32) X(cuStreamCreate) X(cuStreamDestroy) \
-                      X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)     \
-                          X(cuEventQuery) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuModuleLoadData)             \
-                              X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute)    \
-                                  X(cuLaunchKernel) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+// One entry point a line, left alone by clang-format (14 indents such a list further at every run).
+// clang-format off
+#define CUTUNE_DRIVER_FUNCTIONS(X) \
+  X(cuInit) \
+  X(cuDriverGetVersion) \
+  X(cuGetErrorName) \
+  X(cuGetErrorString) \
+  X(cuDeviceGetCount) \
+  X(cuDeviceGet) \
+  X(cuDeviceGetName) \
+  X(cuDeviceGetUuid) \
+  X(cuDeviceGetAttribute) \
+  X(cuDeviceTotalMem) \
+  X(cuDevicePrimaryCtxRetain) \
+  X(cuDevicePrimaryCtxRelease) \
+  X(cuCtxSetCurrent) \
+  X(cuMemHostRegister) \
+  X(cuMemHostUnregister) \
+  X(cuCtxSynchronize) \
+  X(cuMemAlloc) \
+  X(cuMemFree) \
+  X(cuMemcpyHtoD) \
+  X(cuMemcpyDtoH) \
+  X(cuMemcpyDtoDAsync) \
+  X(cuMemsetD8Async) \
+  X(cuMemsetD32Async) \
+  X(cuStreamWriteValue32) \
+  X(cuStreamCreate) \
+  X(cuStreamDestroy) \
+  X(cuStreamSynchronize) \
+  X(cuStreamQuery) \
+  X(cuEventCreate) \
+  X(cuEventDestroy) \
+  X(cuEventRecord) \
+  X(cuEventQuery) \
+  X(cuEventSynchronize) \
+  X(cuEventElapsedTime) \
+  X(cuModuleLoadData) \
+  X(cuModuleUnload) \
+  X(cuModuleGetFunction) \
+  X(cuFuncGetAttribute) \
+  X(cuFuncSetAttribute) \
+  X(cuLaunchKernel) \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+// clang-format on
 #define CUTUNE_DECLARE(name) decltype(&::name) name = nullptr;
   CUTUNE_DRIVER_FUNCTIONS(CUTUNE_DECLARE)
 #undef CUTUNE_DECLARE
