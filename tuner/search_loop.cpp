@@ -73,7 +73,10 @@ SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const
       --in_flight;
       if (!tally.stopped && hooks.must_stop()) stop();  // what runs finishes and is recorded
       ++tally.evaluated;
-      observe(hooks.record(*finished));
+      const auto recording = Clock::now();
+      Observation observation = hooks.record(*finished);
+      tally.record_seconds += std::chrono::duration<double>(Clock::now() - recording).count();
+      observe(observation);
     } while (in_flight > 0 && (finished = queue.finished_if_any()));
   }
   return tally;

@@ -49,6 +49,7 @@ struct SearchTally {
   std::size_t dropped = 0;           // queued when the search stopped, never evaluated
   double strategy_seconds = 0;       // the strategy's time proposing, in all
   double observe_seconds = 0;        // the strategy's time taking observations in (its model fits)
+  double record_seconds = 0;         // the caller's time storing finished evaluations (hooks.record)
   double strategy_wait_seconds = 0;  // of which with nothing queued or running: every GPU waited
   bool stopped = false;              // must_stop said so
 };

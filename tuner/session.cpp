@@ -454,6 +454,9 @@ SessionResult Session::run() {
     result.evaluated += tally.evaluated;
     result.skipped += tally.skipped;
     result.strategy_seconds += tally.strategy_wait_seconds;
+    result.proposing_seconds += tally.strategy_seconds;
+    result.observing_seconds += tally.observe_seconds;
+    result.storing_seconds += tally.record_seconds;
     refresh_due = refresh_due || tally.evaluated > 0;
     done += per_problem - problem_done;  // a strategy that ran out early, or a budget
   }
