@@ -62,8 +62,8 @@ struct SessionResult {
   // Lanes free with no config queued for them (between problems, or the search had none to give
   // yet); it includes the strategy's time above.
   double starved_seconds = 0;
-  // The session's thread, the one writer and the strategy's home (wall seconds): proposing,
-  // taking results in (model fits), storing results. When their sum nears the run's time, the
+  // The session's thread, the one writer and the strategy's home (wall seconds): proposing
+  // (bayes_opt fits its model there), taking results in, storing results. When their sum nears the run's time, the
   // thread is what the GPUs wait for.
   double proposing_seconds = 0, observing_seconds = 0, storing_seconds = 0;
   // Fresh compiles in the pool (cache misses), their summed NVRTC seconds, and the pool's processes.

@@ -368,8 +368,8 @@ void report_run(std::ostream& out, const Family& family, const Device& device, d
       result.finishing_seconds * result.gpus, other,
       std::clamp(result.starved_seconds - choosing, 0.0, std::max(other, 0.0)));
   out << fmt::format(
-      "session thread: {:.1f} s proposing, {:.1f} s taking results in (model fits), {:.1f} s storing results, of "
-      "{:.1f} s\n",
+      "session thread: {:.1f} s proposing (model fits included), {:.1f} s taking results in, {:.1f} s storing "
+      "results, of {:.1f} s\n",
       result.proposing_seconds, result.observing_seconds, result.storing_seconds, result.wall_seconds);
   out << fmt::format(
       "compiles: {} fresh (cache misses), {:.1f} s of NVRTC time over {} processes ({:.0f}% of "
