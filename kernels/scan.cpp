@@ -71,7 +71,7 @@ void dispatch_type(const std::string& dtype, F&& f) {
 
 std::string ScanFamily::summary() const {
   return "compact_offsets: int64 offsets from starts/stops (int32, uint32, int64); blelloch, warp-shuffle, "
-         "decoupled look-back";
+         "decoupled look-back (blocked or warp-striped tiles)";
 }
 
 std::int64_t ScanFamily::static_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t pad) {
@@ -79,26 +79,32 @@ std::int64_t ScanFamily::static_shared_bytes(std::int64_t algo, std::int64_t blo
   return (scan_words + 3) * 8;  // + block_total, block_prefix, tile (padded to 8)
 }
 
-std::int64_t ScanFamily::dynamic_shared_bytes(std::int64_t block, std::int64_t ept, std::int64_t pad) {
-  return ept == 1 ? 0 : padded_size(block * ept, pad) * 8;
+std::int64_t ScanFamily::dynamic_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t ept,
+                                              std::int64_t pad) {
+  // The staging of the blocked layouts' stores; striped stores straight from registers.
+  return ept == 1 || algo == striped ? 0 : padded_size(block * ept, pad) * 8;
 }
 
 Space ScanFamily::space(const DeviceLimits& limits) const {
   Space s;
-  s.labelled_axis("algo", {"blelloch", "warp", "lookback"}, "block scan algorithm and multi-block scheme")
+  // striped came after the others: appended, so that stored configs keep their algo numbers.
+  s.labelled_axis("algo", {"blelloch", "warp", "lookback", "striped"},
+                  "block scan algorithm and multi-block scheme (striped: look-back over warp-striped tiles)")
       .axis("block", {64, 128, 256, 512, 1024}, "threads per block")
       .axis("ept", {1, 2, 4, 8, 12, 16}, "elements per thread")
       .axis("vec", {1, 2, 4}, "elements per vector load")
       .axis("pad", {0, 1}, "pad shared arrays against bank conflicts")
       .require("ept % vec == 0")
       .require("pad only where shared arrays are strided (blelloch tree, or staged stores when ept > 1)",
-               [](const ConfigView& c) { return c["pad"] == 0 || c["algo"] == blelloch || c["ept"] > 1; })
+               [](const ConfigView& c) {
+                 return c["pad"] == 0 || c["algo"] == blelloch || (c["algo"] != striped && c["ept"] > 1);
+               })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory <= device opt-in limit per block",
                [max = limits.max_shared_per_block_optin](const ConfigView& c) {
                  return static_shared_bytes(c["algo"], c["block"], c["pad"]) +
-                            dynamic_shared_bytes(c["block"], c["ept"], c["pad"]) <=
+                            dynamic_shared_bytes(c["algo"], c["block"], c["ept"], c["pad"]) <=
                         max;
                });
   return s;
@@ -156,7 +162,7 @@ std::vector<BufferSpec> ScanFamily::buffers(const Problem& p) const {
 
 std::vector<BufferSpec> ScanFamily::scratch(const Problem& p, const ConfigView& c) const {
   const std::int64_t tiles = tiles_of(p, c);
-  if (c["algo"] == lookback) return {{"tile_state", (tiles + 2) * 8, BufferRole::scratch}};  // + the tile counter
+  if (single_pass(c["algo"])) return {{"tile_state", (tiles + 2) * 8, BufferRole::scratch}};  // + the tile counter
   return {{"tile_sums", tiles * 8, BufferRole::scratch}};
 }
 
@@ -168,10 +174,10 @@ std::vector<Step> ScanFamily::plan(const Problem& p, const ConfigView& c) const 
   const std::int64_t tiles = tiles_of(p, c);
   const Dim3 block{static_cast<unsigned>(c["block"])};
   const Dim3 grid{static_cast<unsigned>(tiles)};
-  const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c["block"], c["ept"], c["pad"]));
+  const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c["algo"], c["block"], c["ept"], c["pad"]));
 
   std::vector<Step> steps{MemsetStep{"error", 0xffffffffu, 8}};
-  if (c["algo"] == lookback) {
+  if (single_pass(c["algo"])) {
     steps.push_back(MemsetStep{"tile_state", 0, (tiles + 2) * 8});
     steps.push_back(KernelLaunch{"scan_lookback",
                                  grid,

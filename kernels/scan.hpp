@@ -12,7 +12,10 @@ namespace cutune {
 
 class ScanFamily : public Family {
  public:
-  enum Algorithm : std::int64_t { blelloch = 0, warp = 1, lookback = 2 };
+  // lookback and striped run one kernel, scan_lookback, with decoupled look-back; striped lays
+  // tiles out warp-striped and stages nothing in shared memory (templates/scan.cu).
+  enum Algorithm : std::int64_t { blelloch = 0, warp = 1, lookback = 2, striped = 3 };
+  static bool single_pass(std::int64_t algo) { return algo == lookback || algo == striped; }
 
   std::string name() const override { return "scan"; }
   std::string summary() const override;
@@ -39,7 +42,7 @@ class ScanFamily : public Family {
 
   // Bytes of shared memory one block needs (static + dynamic), as the template lays it out.
   static std::int64_t static_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t pad);
-  static std::int64_t dynamic_shared_bytes(std::int64_t block, std::int64_t ept, std::int64_t pad);
+  static std::int64_t dynamic_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t ept, std::int64_t pad);
 };
 
 // compact_offsets: fills tooffsets (n+1 values) and returns the lowest i with stops[i] < starts[i],

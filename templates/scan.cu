@@ -11,8 +11,11 @@
 //   CUTUNE_ALGO   0 blelloch: shared-memory work-efficient tree over per-thread sums
 //                 1 warp: warp-shuffle scan of per-thread sums
 //                 2 lookback: single pass with decoupled look-back (Merrill & Garland)
+//                 3 striped: lookback with warp-striped tiles: coalesced vector loads, no shared-memory
+//                   staging, exclusive offsets stored as aligned int64 pairs (see its kernel)
 //   CUTUNE_BLOCK  threads per block (power of two)
-//   CUTUNE_EPT    elements per thread (consecutive, "blocked" arrangement)
+//   CUTUNE_EPT    elements per thread (consecutive, "blocked" arrangement; striped: EPT / VEC runs of
+//                 VEC consecutive elements, 32 * VEC apart)
 //   CUTUNE_VEC    elements per vector load (1, 2 or 4; CUTUNE_EPT % CUTUNE_VEC == 0)
 //   CUTUNE_PAD    1: pad shared arrays by one word per 32 to avoid bank conflicts
 //
@@ -208,7 +211,7 @@ __device__ __forceinline__ void finish_tile(sum_t* __restrict__ out, long long n
   store_offsets(out, n, tile_first, inclusive, reinterpret_cast<sum_t*>(dynamic_shared));
 }
 
-#if CUTUNE_ALGO != 2
+#if CUTUNE_ALGO < 2
 // ---- three-launch scheme (blelloch, warp) --------------------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
@@ -309,6 +312,7 @@ __device__ __forceinline__ sum_t look_back(const u64* state, long long tile) {
   }
 }
 
+#if CUTUNE_ALGO == 2
 extern "C" __global__ void __launch_bounds__(BLOCK)
 scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ stops, long long n,
               u64* __restrict__ tile_state, unsigned int* __restrict__ tile_counter, sum_t* __restrict__ out,
@@ -346,4 +350,176 @@ scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ st
   __syncthreads();
   finish_tile(out, n, tile_first, len, sh.block_prefix + prefix);
 }
+
+#else
+// ---- single pass, warp-striped (striped) -------------------------------------------------------
+//
+// The same look-back, with the tile laid out so that global memory is touched only by whole,
+// aligned warp-wide runs and shared memory holds nothing but the warp totals:
+//   - warp w owns elements [tile_first + w * 32 * EPT, + 32 * EPT); in chunk j its lane l holds
+//     VEC consecutive elements at j * 32 * VEC + l * VEC of that range, so each load instruction
+//     of the warp reads 32 * VEC consecutive elements (blocked tiles read 64-byte strides);
+//   - each chunk is scanned across the warp with shuffles (EPT / VEC warp scans, instead of one
+//     scan and a transpose through shared memory);
+//   - element i's thread writes tooffsets[i], the EXCLUSIVE sum (tooffsets[0] = 0 falls out),
+//     and the thread of element n - 1 also writes tooffsets[n]; the run of VEC offsets starts
+//     at a multiple of VEC, so it goes out as aligned 16-byte int64 pairs. (The blocked kernels
+//     write inclusive sums from tooffsets + 1, which is only 8-byte aligned.)
+//   - the bad-index check is one OR per element; only a lane that saw a bad element looks again
+//     for its lowest one (rare).
+
+#define CHUNKS (EPT / VEC)
+#define CHUNK_SPAN (32 * VEC)  // elements one warp covers per chunk
+
+// A length held in registers until its offset is stored: for 32-bit elements an unsigned 32-bit
+// word (stops - starts is below 2^32 when stops >= starts; where stops < starts the offsets are
+// unspecified anyway), halving what the tile's lengths take; 64-bit elements keep 64 bits.
+template <int BYTES> struct length_of { typedef sum_t type; };
+template <> struct length_of<4> { typedef unsigned int type; };
+typedef length_of<sizeof(value_t)>::type len_t;
+
+__device__ __forceinline__ len_t length(value_t start, value_t stop) {
+  return sizeof(value_t) == 4 ? (len_t)((unsigned int)stop - (unsigned int)start) : (len_t)((sum_t)stop - (sum_t)start);
+}
+
+// VEC consecutive offsets to an address aligned to VEC * 8 bytes. The pairs are written with
+// st.global.v2 explicitly: left to the compiler, the first pair of a thread came out as two
+// 8-byte stores (its first value is shared with the element-wise path).
+__device__ __forceinline__ void store_run(sum_t* __restrict__ at, const sum_t (&values)[VEC]) {
+#if VEC == 1
+  at[0] = values[0];
+#else
+#pragma unroll
+  for (int h = 0; h < VEC / 2; ++h)
+    asm volatile("st.global.v2.s64 [%0], {%1, %2};" ::"l"(at + 2 * h), "l"(values[2 * h]), "l"(values[2 * h + 1]));
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ stops, long long n,
+              u64* __restrict__ tile_state, unsigned int* __restrict__ tile_counter, sum_t* __restrict__ out,
+              u64* __restrict__ error_index) {
+  __shared__ ScanShared sh;
+  // Tiles are numbered in the order blocks start, so every predecessor is already running.
+  if (threadIdx.x == 0) sh.tile = atomicAdd(tile_counter, 1u);
+  __syncthreads();
+  const long long tile = sh.tile;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // This lane's element k of chunk j is first + j * CHUNK_SPAN + k.
+  const long long first = tile * TILE + (long long)warp * (32 * EPT) + lane * VEC;
+  const bool full = (tile + 1) * TILE <= n;  // uniform across the block
+
+  // All loads are issued before any arithmetic on them.
+  len_t len[EPT];
+  bool any_bad = false;
+  if (full && vectors_aligned(starts, stops)) {
+    typedef typename vec_of<VEC>::type V;
+    V sv[CHUNKS], ev[CHUNKS];
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) {
+      sv[j] = *reinterpret_cast<const V*>(starts + first + j * CHUNK_SPAN);
+      ev[j] = *reinterpret_cast<const V*>(stops + first + j * CHUNK_SPAN);
+    }
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const value_t a = element(sv[j], k), b = element(ev[j], k);
+        any_bad |= b < a;
+        len[j * VEC + k] = length(a, b);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const long long i = first + j * CHUNK_SPAN + k;
+        len_t l = 0;
+        if (i < n) {
+          const value_t a = starts[i], b = stops[i];
+          any_bad |= b < a;
+          l = length(a, b);
+        }
+        len[j * VEC + k] = l;
+      }
+    }
+  }
+  u64 bad = ~0ull;
+  if (any_bad) {
+    // Rare: read this lane's elements again in increasing index order for the lowest bad one.
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const long long i = first + j * CHUNK_SPAN + k;
+        if (bad == ~0ull && i < n && stops[i] < starts[i]) bad = i;
+      }
+    }
+  }
+  report_bad(bad, error_index);
+
+  // Each chunk scanned across the warp: lane_prefix[j] is what precedes this lane's chunk j
+  // within the warp's range.
+  sum_t lane_prefix[CHUNKS];
+  sum_t warp_sum = 0;
+#pragma unroll
+  for (int j = 0; j < CHUNKS; ++j) {
+    sum_t mine = 0;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) mine += (sum_t)len[j * VEC + k];
+    const sum_t inclusive = warp_inclusive_scan(mine);
+    lane_prefix[j] = warp_sum + inclusive - mine;
+    warp_sum += __shfl_sync(FULL_MASK, inclusive, 31);
+  }
+  if (lane == 0) sh.warp_totals[warp] = warp_sum;
+  __syncthreads();
+
+  // Warp 0 scans the warp totals, publishes the tile's aggregate as soon as it has it, looks back,
+  // and leaves each warp's exclusive offset (tile prefix included) in warp_totals.
+  if (warp == 0) {
+    const sum_t total_of_warp = lane < WARPS ? sh.warp_totals[lane] : 0;
+    const sum_t scanned = warp_inclusive_scan(total_of_warp);
+    const sum_t tile_total = __shfl_sync(FULL_MASK, scanned, 31);  // lanes past WARPS add 0
+    sum_t tile_prefix = 0;
+    if (tile == 0) {
+      if (lane == 0) publish(tile_state, 0, STATUS_PREFIX, tile_total);
+    } else {
+      if (lane == 0) publish(tile_state, tile, STATUS_AGGREGATE, tile_total);
+      tile_prefix = look_back(tile_state, tile);  // the same in every lane
+      if (lane == 0) publish(tile_state, tile, STATUS_PREFIX, tile_prefix + tile_total);
+    }
+    if (lane < WARPS) sh.warp_totals[lane] = tile_prefix + scanned - total_of_warp;
+  }
+  __syncthreads();
+  const sum_t warp_offset = sh.warp_totals[warp];
+
+  const bool vector_out = full && ((unsigned long long)out % (VEC * sizeof(sum_t))) == 0;
+#pragma unroll
+  for (int j = 0; j < CHUNKS; ++j) {
+    const long long i0 = first + j * CHUNK_SPAN;
+    sum_t running = warp_offset + lane_prefix[j];
+    if (vector_out) {
+      sum_t run[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        run[k] = running;
+        running += (sum_t)len[j * VEC + k];
+      }
+      store_run(out + i0, run);
+      if (i0 + VEC == n) out[n] = running;  // a full last tile: this lane has element n - 1
+    } else {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const long long i = i0 + k;
+        if (i < n) {
+          out[i] = running;
+          running += (sum_t)len[j * VEC + k];
+          if (i == n - 1) out[n] = running;
+        }
+      }
+    }
+  }
+}
+#endif
 #endif

@@ -67,7 +67,7 @@ TEST(ScanSpace, RespectsDeviceLimitsAndItsConstraints) {
     EXPECT_EQ(c["ept"] % c["vec"], 0) << space.key(config);
     EXPECT_TRUE(c["pad"] == 0 || c["algo"] == ScanFamily::blelloch || c["ept"] > 1) << space.key(config);
     EXPECT_LE(ScanFamily::static_shared_bytes(c["algo"], c["block"], c["pad"]) +
-                  ScanFamily::dynamic_shared_bytes(c["block"], c["ept"], c["pad"]),
+                  ScanFamily::dynamic_shared_bytes(c["algo"], c["block"], c["ept"], c["pad"]),
               limits.max_shared_per_block_optin);
   }
   // A device with 512 threads and 64 KiB per block admits fewer configs, none beyond its limits.
@@ -81,8 +81,52 @@ TEST(ScanSpace, RespectsDeviceLimitsAndItsConstraints) {
   for (const auto& config : fewer) {
     const ConfigView c(small_space, config);
     EXPECT_LE(c["block"], 512);
-    EXPECT_LE(ScanFamily::dynamic_shared_bytes(c["block"], c["ept"], c["pad"]), 64 * 1024);
+    EXPECT_LE(ScanFamily::dynamic_shared_bytes(c["algo"], c["block"], c["ept"], c["pad"]), 64 * 1024);
   }
+}
+
+// striped came after lookback as a fourth algo label, so configs stored before it still parse to
+// what they meant (the axis numbers are unchanged) and keep their keys.
+TEST(ScanSpace, StripedIsAppendedAndStoredConfigsKeepTheirMeaning) {
+  ScanFamily scan;
+  const Space space = scan.space(DeviceLimits{});
+  const std::string stored = "algo=lookback,block=512,ept=16,vec=4,pad=1";
+  const Config old = space.parse(stored);
+  EXPECT_EQ(old.values, (std::vector<std::int64_t>{ScanFamily::lookback, 512, 16, 4, 1}));
+  EXPECT_EQ(space.key(old), stored);
+  EXPECT_TRUE(space.valid(old));
+
+  // Every block size and ept/vec pair the blocked look-back takes, without padding: nothing is
+  // staged in shared memory.
+  std::set<std::pair<std::int64_t, std::int64_t>> blocked_shapes, striped_shapes;
+  int striped = 0;
+  for (const auto& config : space.enumerate()) {
+    const ConfigView c(space, config);
+    if (c["algo"] == ScanFamily::lookback) blocked_shapes.insert({c["ept"], c["vec"]});
+    if (c["algo"] != ScanFamily::striped) continue;
+    ++striped;
+    striped_shapes.insert({c["ept"], c["vec"]});
+    EXPECT_EQ(c["pad"], 0) << space.key(config);
+    EXPECT_EQ(ScanFamily::dynamic_shared_bytes(c["algo"], c["block"], c["ept"], c["pad"]), 0);
+  }
+  EXPECT_EQ(striped_shapes, blocked_shapes);
+  EXPECT_EQ(striped, 5 * static_cast<int>(striped_shapes.size()));  // 5 block sizes
+  EXPECT_TRUE(space.violation(space.parse("algo=striped,block=256,ept=16,vec=4,pad=1")));
+
+  // One look-back launch with no dynamic shared memory, after clearing the tile states.
+  const Problem p = ScanFamily::make_problem(100'000, "int32");
+  const Config config = space.parse("algo=striped,block=256,ept=16,vec=2,pad=0");
+  const ConfigView c(space, config);
+  const auto steps = scan.plan(p, c);
+  ASSERT_EQ(steps.size(), 3u);
+  const auto* launch = std::get_if<KernelLaunch>(&steps[2]);
+  ASSERT_TRUE(launch);
+  EXPECT_EQ(launch->kernel, "scan_lookback");
+  EXPECT_EQ(launch->grid.x, (100'000u + 4095) / 4096);
+  EXPECT_EQ(launch->dynamic_shared_bytes, 0u);
+  const auto scratch = scan.scratch(p, c);
+  ASSERT_EQ(scratch.size(), 1u);
+  EXPECT_EQ(scratch[0].name, "tile_state");
 }
 
 TEST(ScanProblems, DefaultsAndValidation) {
