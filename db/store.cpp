@@ -344,14 +344,20 @@ const std::string& insert_result_sql() {
 
 }  // namespace
 
-void Store::add_result(const ResultRecord& r) {
+void Store::add_result(const ResultRecord& r) { add_results(std::span<const ResultRecord>(&r, 1)); }
+
+void Store::add_results(std::span<const ResultRecord> results) {
   sql::Transaction transaction(db_);
-  insert_result(r);
+  for (const ResultRecord& r : results) insert_result(r);
   transaction.commit();
 }
 
 void Store::insert_result(const ResultRecord& r) {
-  auto s = db_.prepare(insert_result_sql());
+  if (insert_result_statement_)
+    insert_result_statement_->reset();  // after a failed step too: the next row starts clean
+  else
+    insert_result_statement_ = std::make_unique<sql::Statement>(db_.prepare(insert_result_sql()));
+  sql::Statement& s = *insert_result_statement_;
   s.bind(1, r.run_id)
       .bind(2, r.device_id)
       .bind(3, r.template_id)

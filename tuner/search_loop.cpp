@@ -69,15 +69,18 @@ SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const
     // proposal (a model fit, for bayes_opt) for all of them. Asked after each, a strategy that
     // takes longer to propose than the GPUs take to finish a config falls behind, and the GPUs
     // run dry: on 4 GPUs that was most of their idle time.
+    // They are all recorded (and committed together) before the strategy hears of any.
+    std::vector<Observation> taken_in;
+    const auto recording = Clock::now();
     do {
       --in_flight;
       if (!tally.stopped && hooks.must_stop()) stop();  // what runs finishes and is recorded
       ++tally.evaluated;
-      const auto recording = Clock::now();
-      Observation observation = hooks.record(*finished);
-      tally.record_seconds += std::chrono::duration<double>(Clock::now() - recording).count();
-      observe(observation);
+      taken_in.push_back(hooks.record(*finished));
     } while (in_flight > 0 && (finished = queue.finished_if_any()));
+    if (hooks.commit) hooks.commit();
+    tally.record_seconds += std::chrono::duration<double>(Clock::now() - recording).count();
+    for (const Observation& observation : taken_in) observe(observation);
   }
   return tally;
 }

@@ -33,8 +33,13 @@ struct SearchHooks {
   // A proposed config: the queue's job to evaluate it, or the observation of a result stored
   // before (nothing to evaluate).
   std::function<std::variant<EvaluationQueue::Job, Observation>(const Config&)> dispatch;
-  // Stores a finished evaluation; returns what the strategy learns from it.
+  // Takes a finished evaluation in; returns what the strategy learns from it. A caller that
+  // stores results may set the row aside for `commit`.
   std::function<Observation(const EvaluationQueue::Finished&)> record;
+  // Optional: called once after the records of a group of evaluations that finished together, and
+  // before the strategy hears of them, to store the group in one transaction (one commit per
+  // group instead of per result: the session's thread is what fast configs on several GPUs wait for).
+  std::function<void()> commit;
   // Every observation, once the strategy has it (progress, the best so far).
   std::function<void(const Observation&)> observed;
   // Asked before each proposal and after each finished evaluation; once true, nothing queued is
@@ -49,7 +54,7 @@ struct SearchTally {
   std::size_t dropped = 0;           // queued when the search stopped, never evaluated
   double strategy_seconds = 0;       // the strategy's time proposing, in all
   double observe_seconds = 0;        // the strategy's time taking observations in (its model fits)
-  double record_seconds = 0;         // the caller's time storing finished evaluations (hooks.record)
+  double record_seconds = 0;         // the caller's time storing finished evaluations (record, commit)
   double strategy_wait_seconds = 0;  // of which with nothing queued or running: every GPU waited
   bool stopped = false;              // must_stop said so
 };

@@ -387,7 +387,9 @@ SessionResult Session::run() {
     std::string best_config;
     std::size_t problem_done = 0;
 
-    // The strategy proposes, the GPUs evaluate, and this thread alone stores what they finish.
+    // The strategy proposes, the GPUs evaluate, and this thread alone stores what they finish:
+    // the rows of the results taken in together, in one transaction.
+    std::vector<db::ResultRecord> unstored;
     SearchHooks hooks;
     hooks.must_stop = must_stop;
     // Every unseen config goes to the scheduler with its compile (urgent, or a prefetch hurried);
@@ -423,8 +425,14 @@ SessionResult Session::run() {
       const db::ResultRecord row = result_row(space, finished, context, devices_[finished.lane]->fingerprint().uuid);
       const Observation observation{finished.config, row.time_ms_median,
                                     finished.compile_seconds + outcome.verify_seconds + outcome.benchmark_seconds};
-      store_.add_result(row);
-      // The choices of the problems finished before are refreshed with the first result of the
+      unstored.push_back(row);
+      eta.record(problem, finished.lane_seconds);
+      return observation;
+    };
+    hooks.commit = [&] {
+      store_.add_results(unstored);
+      unstored.clear();
+      // The choices of the problems finished before are refreshed with the first results of the
       // next, while the GPUs work on what is queued: applications reading the database while the
       // run goes on (or after it was killed) then find at most about one problem's results
       // unscored, which a lookup corrects in milliseconds (a whole run's worth costs tens).
@@ -432,8 +440,6 @@ SessionResult Session::run() {
         refresh_due = false;
         store_.refresh_family_defaults();
       }
-      eta.record(problem, finished.lane_seconds);
-      return observation;
     };
     hooks.observed = [&](const Observation& observation) {
       const std::string key = space.key(observation.config);

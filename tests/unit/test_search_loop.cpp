@@ -72,8 +72,10 @@ class Watched : public Strategy {
 struct Searched {
   SearchTally tally;
   std::multiset<std::string> evaluated, observed;
-  std::size_t started = 0;          // evaluations the GPUs began, in all
-  std::size_t started_at_stop = 0;  // of which before must_stop first said true
+  std::size_t started = 0;               // evaluations the GPUs began, in all
+  std::size_t started_at_stop = 0;       // of which before must_stop first said true
+  std::size_t commits = 0;               // calls of hooks.commit
+  std::size_t observed_uncommitted = 0;  // evaluations the strategy heard of before their commit
 };
 
 // One search of copy's sm_90 space on `lanes` simulated GPUs; configs in `stored` count as
@@ -95,11 +97,20 @@ Searched search(Strategy& strategy, std::size_t lanes, const SearchLimits& limit
     if (stored.count(space.key(config))) return Observation{config, 5.0, 0};
     return Scheduler::Job{0, config, compiled_now()};
   };
+  std::set<std::string> uncommitted;
   hooks.record = [&](const Scheduler::Finished& finished) {
     out.evaluated.insert(space.key(finished.config));
+    uncommitted.insert(space.key(finished.config));
     return Observation{finished.config, finished.outcome.measurement->median_ms, 0.001};
   };
-  hooks.observed = [&](const Observation& o) { out.observed.insert(space.key(o.config)); };
+  hooks.commit = [&] {
+    ++out.commits;
+    uncommitted.clear();
+  };
+  hooks.observed = [&](const Observation& o) {
+    out.observed.insert(space.key(o.config));
+    out.observed_uncommitted += uncommitted.count(space.key(o.config));
+  };
   const auto started = [&] {
     std::size_t n = 0;
     for (const auto& lane : owned) n += lane->started;
@@ -198,6 +209,18 @@ TEST(SearchLoop, ResultsThatFinishedWhileTheStrategyChoseAreAllTakenInBeforeItIs
     several += strategy.observed_when_asked[i] > strategy.observed_when_asked[i - 1] + 1;
   EXPECT_GT(several, 0u) << "each result was followed by its own proposal";
   EXPECT_LT(strategy.observed_when_asked.size(), space_size) << "fewer proposals than results";
+}
+
+// The session stores the results taken in together in one transaction (hooks.commit), before the
+// strategy hears of them: fewer commits than results, and nothing observed that is not stored.
+TEST(SearchLoop, ResultsTakenInTogetherAreCommittedOnceBeforeTheStrategyHearsOfThem) {
+  const std::size_t space_size = copy_space().enumerate().size();
+  SlowToPropose strategy(make_strategy("random_sampling", copy_space(), 1));
+  const Searched s = search(strategy, 4, {space_size, 4, 8});
+  EXPECT_EQ(s.tally.evaluated, space_size);
+  EXPECT_EQ(s.observed_uncommitted, 0u);
+  EXPECT_GT(s.commits, 0u);
+  EXPECT_LT(s.commits, s.tally.evaluated) << "a commit per result";
 }
 
 TEST(SearchLoop, StoredConfigsAreObservedNotEvaluatedAndTheBudgetCountsThem) {

@@ -367,6 +367,32 @@ TEST(Store, AnOlderResultDoesNotReplaceANewerOne) {
   EXPECT_DOUBLE_EQ(*store.best_result(device_id, tmpl, problem)->time_ms_median, 1.0);
 }
 
+// The rows a tuning loop took in together go in one transaction: all of them, or, where one is
+// refused, none, and the statement stays usable for the next group.
+TEST(Store, AddResultsStoresAGroupWhollyOrNotAtAll) {
+  TempDb t;
+  Store store(t.path);
+  const auto device_id = store.upsert_device(h100());
+  const auto tmpl = store.upsert_template("scan", "h", "s");
+  const auto problem = store.upsert_problem({0, "scan", "n=1", 1, "int32", "{}"});
+  const auto run = store.begin_run({0, "scan", device_id, tmpl, "brute_force", 1, "", "", "", "", "", ""});
+  const std::vector<ResultRecord> group{result(run, device_id, tmpl, problem, "a", "ok", 1.0),
+                                        result(run, device_id, tmpl, problem, "b", "timeout", std::nullopt)};
+  store.add_results(group);
+  EXPECT_EQ(store.measured_configs(device_id, tmpl, problem).size(), 2u);
+
+  const std::vector<ResultRecord> refused{
+      result(run, device_id, tmpl, problem, "c", "ok", 2.0),
+      result(run, device_id, tmpl, problem + 99, "d", "ok", 3.0)};  // no such problem
+  EXPECT_THROW(store.add_results(refused), std::exception);
+  EXPECT_EQ(store.measured_configs(device_id, tmpl, problem).size(), 2u) << "c was stored without d";
+
+  store.add_result(result(run, device_id, tmpl, problem, "e", "ok", 0.5));
+  const auto measured = store.measured_configs(device_id, tmpl, problem);
+  EXPECT_EQ(measured.size(), 3u);
+  EXPECT_DOUBLE_EQ(*measured.at("e"), 0.5);
+}
+
 // ---- schema version 6: precomputed lookup choices and the record of what changed since -----------
 
 namespace {
