@@ -40,54 +40,103 @@ double relative_tolerance(std::int64_t k) {
 }  // namespace
 
 std::string MatmulFamily::summary() const {
-  return "fp32 C = A B: the best-practices guide's shared-memory tiles (A, or A and B) and a register-tiled, "
-         "double-buffered kernel";
+  return "fp32 C = A B: the best-practices guide's shared-memory tiles (A, or A and B), a register-tiled, "
+         "double-buffered kernel and a warp-tiled one fed by multi-stage cp.async copies";
 }
 
 std::int64_t MatmulFamily::fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept, std::int64_t bk) {
-  // Guide kernels fetch TILE x TILE tiles, regtile TILE x BK ones, over (TILE/EPT)^2 threads.
-  return (algo == regtile ? tile * bk : tile * tile) / threads(tile, ept);
+  // Guide kernels fetch TILE x TILE tiles, regtile (and warptile's square tiles) TILE x BK ones,
+  // over (TILE/EPT)^2 threads.
+  return (algo >= regtile ? tile * bk : tile * tile) / threads(tile, ept);
 }
 
 std::int64_t MatmulFamily::static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad,
                                                std::int64_t bk) {
+  if (algo == warptile) return 0;                                 // all of it dynamic
   if (algo == regtile) return 2 * 2 * bk * (tile + 4 * pad) * 4;  // two buffers of A and B, bk deep
   return (algo == ab_shared ? 2 : 1) * tile * (tile + pad) * 4;
 }
 
+std::int64_t MatmulFamily::dynamic_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t shape,
+                                                std::int64_t pad, std::int64_t bk, std::int64_t stages) {
+  if (algo != warptile) return 0;
+  return stages * (tile_rows(tile, shape) * (bk + 4 * pad) + bk * tile_columns(tile, shape)) * 4;
+}
+
+namespace {
+std::int64_t block_threads(const ConfigView& c) { return MatmulFamily::threads(c["tile"], c["ept"], c["shape"]); }
+bool register_tiled(const ConfigView& c) { return c["algo"] >= MatmulFamily::regtile; }
+}  // namespace
+
 Space MatmulFamily::space(const DeviceLimits& limits) const {
   Space s;
-  s.labelled_axis("algo", {"a_shared", "ab_shared", "regtile"}, "guide tiles of A, of A and B, or register-tiled")
-      .axis("tile", {16, 32, 64, 128}, "block tile edge")
+  s.labelled_axis("algo", {"a_shared", "ab_shared", "regtile", "warptile"},
+                  "guide tiles of A, of A and B, register-tiled, or warp-tiled with a cp.async pipeline")
+      .axis("tile", {16, 32, 64, 128}, "block tile edge (warptile: the shorter edge)")
       .axis("ept", {1, 2, 4, 8}, "register tile edge: each thread computes ept x ept elements")
       .axis("pad", {0, 1}, "pad shared rows against bank conflicts")
       .axis("vec", {1, 4}, "widest global load in floats")
-      .axis("minblocks", {1, 2}, "regtile: blocks per SM promised to the compiler, which caps registers")
-      .axis("bk", {8, 16}, "regtile: k depth of a double-buffered step")
-      .axis("splitk", {1, 2, 4}, "regtile: k split over this many blocks per tile, added with atomics")
-      .require("splitk > 1 only for regtile",
-               [](const ConfigView& c) { return c["splitk"] == 1 || c["algo"] == regtile; })
-      .require("bk 16 only for regtile (the guide kernels step by their tile)",
-               [](const ConfigView& c) { return c["bk"] == 8 || c["algo"] == regtile; })
+      .axis("minblocks", {1, 2}, "register-tiled: blocks per SM promised to the compiler, which caps registers")
+      .axis("bk", {8, 16}, "register-tiled: k depth of a step")
+      .axis("splitk", {1, 2, 4}, "register-tiled: k split over this many blocks per tile, added with atomics")
+      .labelled_axis("shape", {"square", "wide", "tall"},
+                     "warptile: block tile tile x tile, tile x 2 tile or 2 tile x tile (others: square)")
+      .axis("warp_rows", {4, 8}, "warptile: thread rows of a warp, 4 (32 x 64 warp tiles) or 8 (64 x 32)")
+      .axis("stages", {2, 3}, "warptile: shared buffers of the cp.async pipeline")
+      .axis("swizzle", {0, 1}, "warptile: XOR-swizzle A's shared rows against bank conflicts instead of padding")
+      .axis("raster", {1, 8}, "warptile: blocks walk C's tiles in groups of this many block rows (L2 reuse)")
+      .require("splitk > 1 only for the register-tiled kernels",
+               [](const ConfigView& c) { return c["splitk"] == 1 || register_tiled(c); })
+      .require("bk 16 only for the register-tiled kernels (the guide kernels step by their tile)",
+               [](const ConfigView& c) { return c["bk"] == 8 || register_tiled(c); })
       .require("guide kernels use 16, 32 or 64 tiles",
-               [](const ConfigView& c) { return c["algo"] == regtile || c["tile"] <= 64; })
+               [](const ConfigView& c) { return register_tiled(c) || c["tile"] <= 64; })
       .require("regtile uses 64 or 128 tiles and 4 x 4 or 8 x 8 register tiles",
                [](const ConfigView& c) { return c["algo"] != regtile || (c["tile"] >= 64 && c["ept"] >= 4); })
-      .require("minblocks 2 only for regtile blocks of at most 256 threads (two must fit an SM's registers)",
+      .require("warptile uses 128 tiles, 8 x 8 register tiles and 16-byte copies (vec 4)",
                [](const ConfigView& c) {
-                 return c["minblocks"] == 1 || (c["algo"] == regtile && threads(c["tile"], c["ept"]) <= 256);
+                 return c["algo"] != warptile || (c["tile"] == 128 && c["ept"] == 8 && c["vec"] == 4);
                })
-      .require("at least one warp per block", [](const ConfigView& c) { return threads(c["tile"], c["ept"]) >= 32; })
+      .require("shape, warp_rows, stages, swizzle and raster are warptile's (the others take the first values)",
+               [](const ConfigView& c) {
+                 return c["algo"] == warptile || (c["shape"] == square && c["warp_rows"] == 4 && c["stages"] == 2 &&
+                                                  c["swizzle"] == 0 && c["raster"] == 1);
+               })
+      .require("warptile pads or swizzles A's shared rows, one of the two",
+               [](const ConfigView& c) { return c["algo"] != warptile || c["pad"] + c["swizzle"] == 1; })
+      // Two prunings that keep a brute force of the family at a few minutes: padding and swizzling
+      // both make every shared read one wavefront, so the larger tiles (whose shared memory
+      // matters more) take the swizzle only; split k is for problems with few tiles, where
+      // 128 x 128 tiles and the natural block order are what it needs.
+      .require("warptile: wide and tall tiles swizzle",
+               [](const ConfigView& c) { return c["algo"] != warptile || c["shape"] == square || c["swizzle"] == 1; })
+      .require("warptile: split k only with square tiles, swizzled, in the natural block order",
+               [](const ConfigView& c) {
+                 return c["algo"] != warptile || c["splitk"] == 1 ||
+                        (c["shape"] == square && c["swizzle"] == 1 && c["raster"] == 1);
+               })
+      .require("warptile needs cp.async (sm_80 or newer)",
+               [major = limits.cc_major](const ConfigView& c) { return c["algo"] != warptile || major >= 8; })
+      .require(
+          "minblocks 2 only for register-tiled blocks of at most 256 threads (two must fit an SM's registers)",
+          [](const ConfigView& c) { return c["minblocks"] == 1 || (register_tiled(c) && block_threads(c) <= 256); })
+      .require("at least one warp per block", [](const ConfigView& c) { return block_threads(c) >= 32; })
       .require("vector loads only where a thread fetches at least 2 floats of a tile",
                [](const ConfigView& c) {
-                 return c["vec"] == 1 || fetch_share(c["algo"], c["tile"], c["ept"], c["bk"]) >= 2;
+                 return c["vec"] == 1 || c["algo"] == warptile ||
+                        fetch_share(c["algo"], c["tile"], c["ept"], c["bk"]) >= 2;
                })
-      .require(
-          "threads per block <= device max threads per block",
-          [max = limits.max_threads_per_block](const ConfigView& c) { return threads(c["tile"], c["ept"]) <= max; })
+      .require("threads per block <= device max threads per block",
+               [max = limits.max_threads_per_block](const ConfigView& c) { return block_threads(c) <= max; })
       .require("static shared memory <= device limit without opt-in",
                [max = limits.max_shared_per_block](const ConfigView& c) {
                  return static_shared_bytes(c["algo"], c["tile"], c["pad"], c["bk"]) <= max;
+               })
+      .require("dynamic shared memory (minblocks blocks of it) <= device opt-in limit per block",
+               [max = limits.max_shared_per_block_optin](const ConfigView& c) {
+                 return c["minblocks"] *
+                            dynamic_shared_bytes(c["algo"], c["tile"], c["shape"], c["pad"], c["bk"], c["stages"]) <=
+                        max;
                });
   return s;
 }
@@ -134,19 +183,21 @@ std::vector<BufferSpec> MatmulFamily::buffers(const Problem& p) const {
 
 std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) const {
   const auto [m, n, k] = dims_of(p);
-  const std::int64_t tile = c["tile"];
-  const Dim3 grid{static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>((m + tile - 1) / tile),
+  const std::int64_t rows = tile_rows(c["tile"], c["shape"]), columns = tile_columns(c["tile"], c["shape"]);
+  const Dim3 grid{static_cast<unsigned>((n + columns - 1) / columns), static_cast<unsigned>((m + rows - 1) / rows),
                   static_cast<unsigned>(c["splitk"])};
-  const Dim3 block{static_cast<unsigned>(threads(tile, c["ept"]))};
+  const Dim3 block{static_cast<unsigned>(threads(c["tile"], c["ept"], c["shape"]))};
   // Rows of A and B start 16-byte aligned only when k and n are multiples of 4; otherwise the
-  // scalar-load kernel of the same config runs.
+  // scalar-load kernel of the same config runs (warptile's copies 4 bytes at a time).
   const bool aligned_rows = k % 4 == 0 && n % 4 == 0;
-  const std::string kernel =
-      std::string(c["algo"] == regtile ? "matmul_regtile" : "matmul_guide") + (aligned_rows ? "" : "_scalar");
+  const char* const kernels[] = {"matmul_guide", "matmul_guide", "matmul_regtile", "matmul_warptile"};
+  const std::string kernel = std::string(kernels[c["algo"]]) + (aligned_rows ? "" : "_scalar");
+  const auto shared =
+      static_cast<unsigned>(dynamic_shared_bytes(c["algo"], c["tile"], c["shape"], c["pad"], c["bk"], c["stages"]));
   const KernelLaunch launch{kernel,
                             grid,
                             block,
-                            0,
+                            shared,
                             {BufferArg{"a"}, BufferArg{"b"}, BufferArg{"c"}, static_cast<std::int32_t>(m),
                              static_cast<std::int32_t>(n), static_cast<std::int32_t>(k)}};
   if (c["splitk"] == 1) return {launch};

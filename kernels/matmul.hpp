@@ -1,6 +1,7 @@
 #pragma once
-// The matmul family: fp32 C = A B, the CUDA best-practices guide's tiled kernels and a
-// register-tiled, double-buffered one (see templates/matmul.cu).
+// The matmul family: fp32 C = A B, the CUDA best-practices guide's tiled kernels, a
+// register-tiled, double-buffered one and a warp-tiled one fed by a multi-stage cp.async pipeline
+// (see templates/matmul.cu).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -11,7 +12,9 @@ namespace cutune {
 
 class MatmulFamily : public Family {
  public:
-  enum Algorithm : std::int64_t { a_shared = 0, ab_shared = 1, regtile = 2 };
+  enum Algorithm : std::int64_t { a_shared = 0, ab_shared = 1, regtile = 2, warptile = 3 };
+  // warptile's block tile: tile x tile, tile x 2 tile (wide) or 2 tile x tile (tall).
+  enum Shape : std::int64_t { square = 0, wide = 1, tall = 2 };
   static constexpr std::int64_t kMaxDimension = 32768;
 
   std::string name() const override { return "matmul"; }
@@ -33,9 +36,19 @@ class MatmulFamily : public Family {
   const ProblemSchema& problem_schema() const override { return schema(); }
 
   static std::int64_t threads(std::int64_t tile, std::int64_t ept) { return (tile / ept) * (tile / ept); }
+  // Block tile rows and columns (every algo but warptile takes the square shape).
+  static std::int64_t tile_rows(std::int64_t tile, std::int64_t shape) { return shape == tall ? 2 * tile : tile; }
+  static std::int64_t tile_columns(std::int64_t tile, std::int64_t shape) { return shape == wide ? 2 * tile : tile; }
+  static std::int64_t threads(std::int64_t tile, std::int64_t ept, std::int64_t shape) {
+    return (tile_rows(tile, shape) / ept) * (tile_columns(tile, shape) / ept);
+  }
   // Floats of one tile that each thread fetches (the widest useful vector load).
   static std::int64_t fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept, std::int64_t bk);
   static std::int64_t static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad, std::int64_t bk);
+  // warptile's pipeline (dynamic shared memory; 0 for the other algos): `stages` buffers of A's
+  // rows x bk tile (rows padded by 4 floats with pad) and B's bk x columns tile.
+  static std::int64_t dynamic_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t shape, std::int64_t pad,
+                                           std::int64_t bk, std::int64_t stages);
 
   // Which elements of C the reference computes exactly (the others are only checked for being
   // plausible): every one for small problems, else whole sampled rows and columns.

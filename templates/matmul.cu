@@ -8,6 +8,8 @@
 //                2 regtile: TILE x TILE block tile, BK deep, double-buffered shared memory
 //                  (the next tiles are loaded into registers while the current ones are used),
 //                  A stored transposed so that each thread reads its rows as float4
+//                3 warptile: warp tiles of 8 x 8 register tiles, fed by a multi-stage cp.async
+//                  pipeline (see its section below for its own parameters)
 //   CUTUNE_TILE  block tile edge (for algos 0 and 1 also the k depth of a tile, as in the guide)
 //   CUTUNE_EPT   RT: each thread computes an RT x RT register tile; (TILE/RT)^2 threads per block.
 //                Algos 0, 1: rows ty + r*TX, columns tx + c*TX (coalesced, conflict-free B reads).
@@ -15,12 +17,12 @@
 //                warp's float4 reads of shared memory are contiguous.
 //   CUTUNE_PAD   pad shared rows against bank conflicts: +1 float for algos 0, 1; +4 floats for
 //                regtile, whose shared rows are read as float4 and must stay 16-byte aligned
-//   CUTUNE_BK    regtile: k depth of a step (8 or 16): 16 halves the barriers per k and doubles
+//   CUTUNE_BK    regtile, warptile: k depth of a step (8 or 16): 16 halves the barriers per k and doubles
 //                each thread's loads in flight, for twice the shared memory
-//   CUTUNE_SPLITK regtile: k is split into this many runs of steps (grid z), whose products are
+//   CUTUNE_SPLITK regtile, warptile: k is split into this many runs of steps (grid z), whose products are
 //                added into C with atomics after the plan zeroes it: more blocks where m x n
 //                tiles alone would leave a wave of the GPU mostly empty
-//   CUTUNE_MINBLOCKS  regtile: blocks per SM promised to the compiler (__launch_bounds__); 2 caps a
+//   CUTUNE_MINBLOCKS  regtile, warptile: blocks per SM promised to the compiler (__launch_bounds__); 2 caps a
 //                128 x 128 x 8 block at 128 registers a thread, trading a few spills for occupancy
 //   CUTUNE_VEC   widest global load, in floats (1 or 4). A thread loads W = min(VEC, its share
 //                of a tile) floats at once.
@@ -32,7 +34,14 @@
 #define TILE CUTUNE_TILE
 #define RT CUTUNE_EPT
 #define TX (TILE / RT)
+#if CUTUNE_ALGO == 3
+// warptile's block tile is BM x BN (CUTUNE_SHAPE 0: TILE x TILE, 1: TILE x 2 TILE, 2: 2 TILE x TILE)
+#define BM (CUTUNE_SHAPE == 2 ? 2 * TILE : TILE)
+#define BN (CUTUNE_SHAPE == 1 ? 2 * TILE : TILE)
+#define THREADS ((BM / RT) * (BN / RT))
+#else
 #define THREADS (TX * TX)
+#endif
 
 static_assert(TILE % RT == 0, "the register tile divides the block tile");
 static_assert(THREADS >= 32 && THREADS <= 1024, "one to 32 warps per block");
@@ -98,7 +107,7 @@ __device__ __forceinline__ void store_scalar(float* __restrict__ C, int m, int n
   if (row < m && col < n) C[(long long)row * n + col] = v;
 }
 
-#if CUTUNE_ALGO != 2
+#if CUTUNE_ALGO == 0 || CUTUNE_ALGO == 1
 // ---- the guide's kernels: A (and B) staged tile by tile ----------------------------------------
 
 #define SPAD (CUTUNE_PAD ? 1 : 0)
@@ -181,17 +190,10 @@ matmul_guide_scalar(const float* __restrict__ A, const float* __restrict__ B, fl
 }
 
 #else
-// ---- register-tiled, double-buffered -------------------------------------------------------------
+// ---- shared by the register-tiled kernels (regtile, warptile) -------------------------------------
 
 #define BK CUTUNE_BK
 #define SPLITK CUTUNE_SPLITK
-#define SROW (TILE + (CUTUNE_PAD ? 4 : 0))
-#define GROUPS (RT / 4)        // runs of 4 rows (columns) per thread
-#define GROUP_STRIDE (4 * TX)  // distance between a thread's runs
-#define FETCH_W min_int(CUTUNE_VEC, TILE * BK / THREADS)  // a thread's share of a TILE x BK tile
-
-static_assert(RT % 4 == 0, "regtile threads read their rows and columns as float4");
-static_assert(TILE * BK % THREADS == 0, "every thread fetches a whole share of a tile");
 
 // A result: stored, or with split k added to what the other splits add (the plan zeroes C first).
 // sm_90 adds a float4 in one atomic; older devices add its four floats one by one.
@@ -213,6 +215,30 @@ __device__ __forceinline__ void emit_vector(float* c, float4 v) {
 #endif
 }
 
+// This block's share of k, in steps of BK: all of it, or (split k) the blockIdx.z-th of SPLITK
+// runs of steps. Empty when k is too short for every split (uniform per block).
+struct StepRange {
+  int begin, end;
+  __device__ __forceinline__ StepRange(int k) {
+    const int steps = (k + BK - 1) / BK;
+    const int per_split = (steps + SPLITK - 1) / SPLITK;
+    begin = blockIdx.z * per_split;
+    end = min_int(steps, begin + per_split);
+  }
+};
+#endif
+
+#if CUTUNE_ALGO == 2
+// ---- register-tiled, double-buffered -------------------------------------------------------------
+
+#define SROW (TILE + (CUTUNE_PAD ? 4 : 0))
+#define GROUPS (RT / 4)        // runs of 4 rows (columns) per thread
+#define GROUP_STRIDE (4 * TX)  // distance between a thread's runs
+#define FETCH_W min_int(CUTUNE_VEC, TILE * BK / THREADS)  // a thread's share of a TILE x BK tile
+
+static_assert(RT % 4 == 0, "regtile threads read their rows and columns as float4");
+static_assert(TILE * BK % THREADS == 0, "every thread fetches a whole share of a tile");
+
 template <int W>
 __device__ __forceinline__ void regtile_gemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                                              int m, int n, int k, float (*As)[BK][SROW], float (*Bs)[BK][SROW]) {
@@ -233,11 +259,8 @@ __device__ __forceinline__ void regtile_gemm(const float* __restrict__ A, const 
 #pragma unroll
     for (int c = 0; c < RT; ++c) acc[r][c] = 0.0f;
 
-  // This block's share of k: all of it, or (split k) the blockIdx.z-th of SPLITK runs of steps.
-  const int tiles = (k + BK - 1) / BK;
-  const int per_split = (tiles + SPLITK - 1) / SPLITK;
-  const int t_begin = blockIdx.z * per_split;
-  const int t_end = min_int(tiles, t_begin + per_split);
+  const StepRange range(k);
+  const int t_begin = range.begin, t_end = range.end;
   if (t_begin >= t_end) return;  // a k too short for every split: nothing to add (uniform per block)
   a.fetch(A, k, row0, t_begin * BK, m, k);
   b.fetch(B, n, t_begin * BK, col0, k, n);
@@ -306,5 +329,240 @@ matmul_regtile(const float* __restrict__ A, const float* __restrict__ B, float* 
 extern "C" __global__ void __launch_bounds__(THREADS, CUTUNE_MINBLOCKS)
 matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n, int k) {
   regtile_kernel<1>(A, B, C, m, n, k);
+}
+#endif
+
+#if CUTUNE_ALGO == 3
+// ---- warp-tiled, multi-stage cp.async pipeline ---------------------------------------------------
+//
+// A BM x BN block tile, BK deep per step, in STAGES shared buffers that cp.async fills (global to
+// shared without passing through registers) STAGES - 1 steps ahead of the step computed, so one
+// barrier per step and no register staging. Each warp owns a WM x WN sub-tile of the block tile:
+// WROWS x WCOLS threads (32 in all), each with an 8 x 8 register tile: warp-tile rows
+// ty + i * WROWS (i < 8) and two runs of 4 columns, tx * 4 and tx * 4 + WCOLS * 4.
+//
+// A stays row-major in shared memory (cp.async copies, it cannot transpose): a thread reads 4
+// k-steps of one of its rows as one float4. The WROWS threads that read different addresses in
+// one instruction read WROWS consecutive rows; padding a row by 4 floats (PAD) or XOR-swizzling
+// its float4 columns by the row (SWIZZLE) puts those in distinct banks, so every read is one
+// wavefront. B is row-major BN wide: a warp reads WCOLS consecutive float4s of a k row, each
+// broadcast to its WROWS thread rows.
+//
+// CUTUNE_SHAPE     0: TILE x TILE, 1: TILE x 2 TILE (wide), 2: 2 TILE x TILE (tall) block tiles
+// CUTUNE_WARP_ROWS thread rows of a warp (4: 32 x 64 warp tiles, 8: 64 x 32)
+// CUTUNE_STAGES    shared buffers in the pipeline (2: double buffering, 3 as cuBLAS)
+// CUTUNE_SWIZZLE   XOR the float4 column of A's shared rows with bits of the row (PAD 0)
+// CUTUNE_RASTER    blocks walk the tiles of C in groups of this many block rows, column after
+//                  column, so that blocks resident together share rows of A and columns of B in L2
+// The shared buffers are dynamic shared memory (the plan asks for them; above 48 KiB by opt-in).
+
+#define STAGES CUTUNE_STAGES
+#define WROWS CUTUNE_WARP_ROWS
+#define WCOLS (32 / WROWS)
+#define WM (WROWS * RT)
+#define WN (WCOLS * RT)
+#define WARPS_N (BN / WN)
+#define A_CHUNKS (BK / 4)                      // float4 columns of a shared row of A
+#define A_STRIDE (BK + (CUTUNE_PAD ? 4 : 0))  // floats per shared row of A (16-byte multiple)
+#define A_STAGE (BM * A_STRIDE)                // floats of one stage of A
+#define B_STAGE (BK * BN)
+
+static_assert(RT == 8, "warptile threads compute 8 x 8 register tiles");
+static_assert(WROWS * WCOLS == 32, "a warp is WROWS x WCOLS threads");
+static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles cover the block tile");
+static_assert(A_CHUNKS == 2 || A_CHUNKS == 4, "BK is 8 or 16");
+static_assert(STAGES >= 2, "at least double buffering");
+static_assert(!(CUTUNE_PAD && CUTUNE_SWIZZLE), "padding or swizzling, not both");
+
+// Where float4 column `chunk` of shared row `row` of A lives. Swizzled: XOR with (row / D) %
+// A_CHUNKS, D = 8 / A_CHUNKS, so that 8 consecutive rows (of A_CHUNKS float4s each, 2 or 4 rows
+// per 128 bytes of banks) hit 8 distinct 16-byte bank groups at any one column.
+__device__ __forceinline__ int a_chunk(int row, int chunk) {
+#if CUTUNE_SWIZZLE
+  return chunk ^ ((row / (8 / A_CHUNKS)) % A_CHUNKS);
+#else
+  return chunk;
+#endif
+}
+
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes from global to shared memory, or 16 zero bytes where !inside (nothing is read then;
+// the source is a valid address all the same).
+__device__ __forceinline__ void copy16(float* dst, const float* src, bool inside) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src),
+               "r"(inside ? 16 : 0));
+}
+
+// 4 bytes, or a zero: the scalar kernel's copies, for rows that are not 16-byte aligned.
+__device__ __forceinline__ void copy4(float* dst, const float* src, bool inside) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(dst)), "l"(src),
+               "r"(inside ? 4 : 0));
+}
+
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
+
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// Four consecutive floats of row `row` (of `rows`) of a row-major matrix with `ld` floats per
+// row, from column `col`; those past `cols` (or a row past `rows`) become zeros. VEC: one 16-byte
+// copy (the caller guarantees ld and cols are multiples of 4, so the four are in or out together).
+template <bool VEC>
+__device__ __forceinline__ void copy_run(float* dst, const float* __restrict__ g, int ld, int row, int rows, int col,
+                                         int cols) {
+  const bool row_inside = row < rows;
+  const long long at = (long long)row * ld + col;
+  if (VEC) {
+    const bool inside = row_inside && col < cols;
+    copy16(dst, inside ? g + at : g, inside);
+  } else {
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      const bool inside = row_inside && col + w < cols;
+      copy4(dst + w, inside ? g + at + w : g, inside);
+    }
+  }
+}
+
+// Issues the copies of step `k0` (A's BM x BK tile and B's BK x BN tile) into one stage.
+template <bool VEC>
+__device__ __forceinline__ void copy_step(const float* __restrict__ A, const float* __restrict__ B, int m, int n, int k,
+                                          int row0, int col0, int k0, float* As, float* Bs) {
+  constexpr int A_RUNS = BM * A_CHUNKS, B_RUNS = BK * BN / 4;
+#pragma unroll
+  for (int i = 0; i < (A_RUNS + THREADS - 1) / THREADS; ++i) {
+    const int v = threadIdx.x + i * THREADS;
+    if (A_RUNS % THREADS == 0 || v < A_RUNS) {
+      const int r = v / A_CHUNKS, c = v % A_CHUNKS;
+      copy_run<VEC>(As + r * A_STRIDE + a_chunk(r, c) * 4, A, k, row0 + r, m, k0 + c * 4, k);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < (B_RUNS + THREADS - 1) / THREADS; ++i) {
+    const int v = threadIdx.x + i * THREADS;
+    if (B_RUNS % THREADS == 0 || v < B_RUNS) {
+      const int r = v / (BN / 4), c = v % (BN / 4);
+      copy_run<VEC>(Bs + r * BN + c * 4, B, n, k0 + r, k, col0 + c * 4, n);
+    }
+  }
+}
+
+template <bool VEC>
+__device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const float* __restrict__ B,
+                                              float* __restrict__ C, int m, int n, int k, float* shared) {
+  float* const As = shared;                   // STAGES x BM x A_STRIDE
+  float* const Bs = shared + STAGES * A_STAGE;  // STAGES x BK x BN
+
+  int block_col = blockIdx.x, block_row = blockIdx.y;
+#if CUTUNE_RASTER > 1
+  {  // blocks start in order of their linear index: give consecutive ones a group of block rows
+    const int id = blockIdx.y * gridDim.x + blockIdx.x;
+    const int per_group = CUTUNE_RASTER * gridDim.x;
+    const int first_row = id / per_group * CUTUNE_RASTER;
+    const int rows = min_int(CUTUNE_RASTER, gridDim.y - first_row);
+    const int in_group = id % per_group;
+    block_row = first_row + in_group % rows;
+    block_col = in_group / rows;
+  }
+#endif
+  const int row0 = block_row * BM, col0 = block_col * BN;
+  const int warp = threadIdx.x / 32, lane_id = threadIdx.x % 32;
+  const int ty = lane_id / WCOLS, tx = lane_id % WCOLS;
+  const int first_row = (warp / WARPS_N) * WM + ty;      // the thread's rows: first_row + i * WROWS
+  const int first_col = (warp % WARPS_N) * WN + tx * 4;  // its columns: first_col + g * WCOLS * 4 + 0..3
+
+  float acc[RT][RT];
+#pragma unroll
+  for (int i = 0; i < RT; ++i)
+#pragma unroll
+    for (int j = 0; j < RT; ++j) acc[i][j] = 0.0f;
+
+  const StepRange range(k);
+  if (range.begin >= range.end) return;  // uniform per block, before any barrier
+
+  // Every thread commits one group per step, empty or not, so that "all but the newest
+  // STAGES - 2 groups are done" always means "step t has landed".
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (range.begin + s < range.end)
+      copy_step<VEC>(A, B, m, n, k, row0, col0, (range.begin + s) * BK, As + s * A_STAGE, Bs + s * B_STAGE);
+    commit_copies();
+  }
+  int read = 0, write = STAGES - 1;
+  for (int t = range.begin; t < range.end; ++t) {
+    wait_copies<STAGES - 2>();  // this thread's copies of step t are done
+    // Everyone's are; and everyone has finished computing step t - 1, whose stage is `write`.
+    __syncthreads();
+    if (t + STAGES - 1 < range.end)
+      copy_step<VEC>(A, B, m, n, k, row0, col0, (t + STAGES - 1) * BK, As + write * A_STAGE, Bs + write * B_STAGE);
+    commit_copies();
+
+    const float* a = As + read * A_STAGE;
+    const float* b = Bs + read * B_STAGE;
+#pragma unroll
+    for (int kc = 0; kc < A_CHUNKS; ++kc) {
+      float4 a4[RT];  // k-steps 4 kc .. 4 kc + 3 of each of the thread's rows
+#pragma unroll
+      for (int i = 0; i < RT; ++i) {
+        const int r = first_row + i * WROWS;
+        a4[i] = *reinterpret_cast<const float4*>(a + r * A_STRIDE + a_chunk(r, kc) * 4);
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float* b_row = b + (kc * 4 + q) * BN + first_col;
+        const float4 b0 = *reinterpret_cast<const float4*>(b_row);
+        const float4 b1 = *reinterpret_cast<const float4*>(b_row + WCOLS * 4);
+        const float bv[RT] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+        for (int i = 0; i < RT; ++i) {
+          const float av = lane(a4[i], q);
+#pragma unroll
+          for (int j = 0; j < RT; ++j) acc[i][j] += av * bv[j];
+        }
+      }
+    }
+    read = read + 1 == STAGES ? 0 : read + 1;
+    write = write + 1 == STAGES ? 0 : write + 1;
+  }
+  wait_copies<0>();  // only empty groups are left; retire them before the block's shared memory goes
+
+  const bool vector_store = n % 4 == 0;
+#pragma unroll
+  for (int i = 0; i < RT; ++i) {
+    const int row = row0 + first_row + i * WROWS;
+    if (row >= m) continue;
+#pragma unroll
+    for (int g = 0; g < 2; ++g) {
+      const int col = col0 + first_col + g * WCOLS * 4;
+      const float4 v = make_float4(acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
+      float* out = C + (long long)row * n + col;
+      if (vector_store && col < n) {  // n % 4 == 0 and col % 4 == 0: all four are inside
+        emit_vector(out, v);
+      } else {
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+          if (col + w < n) emit_scalar(out + w, lane(v, w));
+      }
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, CUTUNE_MINBLOCKS)
+matmul_warptile(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n, int k) {
+  extern __shared__ float4 warptile_shared[];  // float4: 16-byte aligned for cp.async and the reads
+  warptile_gemm<true>(A, B, C, m, n, k, reinterpret_cast<float*>(warptile_shared));
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, CUTUNE_MINBLOCKS)
+matmul_warptile_scalar(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n,
+                       int k) {
+  extern __shared__ float4 warptile_shared[];
+  warptile_gemm<false>(A, B, C, m, n, k, reinterpret_cast<float*>(warptile_shared));
 }
 #endif

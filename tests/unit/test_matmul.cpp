@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "family_test_support.hpp"
 #include "matmul.hpp"
 #include "verify.hpp"
@@ -111,19 +112,99 @@ TEST(MatmulVerify, NaNAndUnwrittenNeverPassEvenWhereTheReferenceSampled) {
 
 TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
   MatmulFamily family;
-  int big_register_tiles = 0;
+  int big_register_tiles = 0, warp_tiles = 0, large_warp_tiles = 0;
   for_each_config_on_both_devices(family, [&](const DeviceLimits& limits, const ConfigView& c) {
-    const std::int64_t threads = MatmulFamily::threads(c["tile"], c["ept"]);
+    const std::int64_t threads = MatmulFamily::threads(c["tile"], c["ept"], c["shape"]);
     EXPECT_GE(threads, 32);
     EXPECT_LE(threads, limits.max_threads_per_block);
     EXPECT_LE(MatmulFamily::static_shared_bytes(c["algo"], c["tile"], c["pad"], c["bk"]), limits.max_shared_per_block);
+    const std::int64_t dynamic =
+        MatmulFamily::dynamic_shared_bytes(c["algo"], c["tile"], c["shape"], c["pad"], c["bk"], c["stages"]);
     if (c["algo"] == MatmulFamily::regtile) {
       EXPECT_EQ(c["ept"] % 4, 0);
       big_register_tiles += c["tile"] == 128 && c["ept"] == 8;
     }
+    if (c["algo"] == MatmulFamily::warptile) {
+      ++warp_tiles;
+      large_warp_tiles += c["shape"] != MatmulFamily::square;
+      EXPECT_EQ(c["ept"], 8);
+      EXPECT_EQ(c["vec"], 4);                 // 16-byte cp.async
+      EXPECT_EQ(c["pad"] + c["swizzle"], 1);  // one layout against bank conflicts, not both
+      EXPECT_LE(c["minblocks"] * dynamic, limits.max_shared_per_block_optin);
+      EXPECT_LE(c["minblocks"] * threads, limits.max_threads_per_sm);
+    } else {
+      EXPECT_EQ(dynamic, 0);
+      EXPECT_EQ(c["shape"], MatmulFamily::square);
+      EXPECT_EQ(c["stages"], 2);
+      EXPECT_EQ(c["swizzle"], 0);
+      EXPECT_EQ(c["raster"], 1);
+    }
   });
-  EXPECT_GT(big_register_tiles, 0);  // the kernel that has to compete with cuBLAS is there
-  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 300u);
+  EXPECT_GT(big_register_tiles, 0);  // the kernels that have to compete with cuBLAS are there
+  EXPECT_GT(large_warp_tiles, 0);
+  // A brute force of the whole family at its three default problems stays a few minutes.
+  const Space h100 = family.space(DeviceLimits{});
+  const auto configs = h100.enumerate();
+  EXPECT_LE(
+      std::count_if(configs.begin(), configs.end(),
+                    [&](const Config& config) { return ConfigView(h100, config)["algo"] == MatmulFamily::warptile; }),
+      150);
+  EXPECT_GT(warp_tiles, 0);
+  EXPECT_LE(configs.size(), 400u);
+}
+
+TEST(MatmulSpace, WarptileNeedsCpAsync) {
+  MatmulFamily family;
+  DeviceLimits turing = limits_for_arch("sm_75");
+  const Space space = family.space(turing);
+  for (const Config& config : space.enumerate()) EXPECT_NE(ConfigView(space, config)["algo"], MatmulFamily::warptile);
+}
+
+// warptile: the plan launches the vector or scalar kernel by alignment, with its pipeline's shared
+// memory as dynamic shared memory (beyond 48 KiB for the larger configs), and tiles C by the shape.
+TEST(MatmulPlan, WarptileLaunchesItsShapeWithDynamicSharedMemory) {
+  MatmulFamily family;
+  const Space space = family.space(DeviceLimits{});
+  const auto launch_of = [&](const std::string& key, const Problem& p) {
+    const Config config = space.parse(key);
+    EXPECT_TRUE(space.valid(config)) << space.violation(config).value_or("");
+    const auto steps = family.plan(p, ConfigView(space, config));
+    return std::get<KernelLaunch>(steps.back());
+  };
+  const Problem aligned = MatmulFamily::make_problem(3000, 1500, 2500);
+  const std::string base = "algo=warptile,tile=128,ept=8,vec=4,minblocks=1,splitk=1,warp_rows=8,raster=8,";
+
+  const auto tall = launch_of(base + "pad=0,bk=16,shape=tall,stages=3,swizzle=1", aligned);
+  EXPECT_EQ(tall.kernel, "matmul_warptile");
+  EXPECT_EQ(tall.grid.x, (1500u + 127) / 128);
+  EXPECT_EQ(tall.grid.y, (3000u + 255) / 256);
+  EXPECT_EQ(tall.block.x, 512u);  // (256 / 8) x (128 / 8)
+  EXPECT_EQ(tall.dynamic_shared_bytes, 3u * (256 * 16 + 16 * 128) * 4);
+  EXPECT_GT(tall.dynamic_shared_bytes, 48u * 1024);
+
+  const auto wide = launch_of(base + "pad=1,bk=8,shape=square,stages=2,swizzle=0", aligned);
+  EXPECT_EQ(wide.block.x, 256u);
+  EXPECT_EQ(wide.dynamic_shared_bytes, 2u * (128 * (8 + 4) + 8 * 128) * 4);  // A's rows padded by 4 floats
+
+  const auto scalar =
+      launch_of(base + "pad=0,bk=8,shape=wide,stages=2,swizzle=1", MatmulFamily::make_problem(333, 200, 150));
+  EXPECT_EQ(scalar.kernel, "matmul_warptile_scalar");
+  EXPECT_EQ(scalar.grid.x, (200u + 255) / 256);
+  EXPECT_EQ(scalar.grid.y, (333u + 127) / 128);
+
+  // Split k zeroes C first, as for regtile.
+  const Config split_config = space.parse(
+      "algo=warptile,tile=128,ept=8,vec=4,minblocks=2,splitk=4,warp_rows=4,raster=1,pad=0,bk=8,shape=square,stages=3,"
+      "swizzle=1");
+  const auto split = family.plan(aligned, ConfigView(space, split_config));
+  ASSERT_EQ(split.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<MemsetStep>(split[0]));
+  EXPECT_EQ(std::get<KernelLaunch>(split[1]).grid.z, 4u);
+
+  EXPECT_FALSE(space.valid(space.parse(base + "pad=1,bk=8,shape=square,stages=2,swizzle=1")));  // both layouts
+  EXPECT_FALSE(space.valid(space.parse(
+      "algo=regtile,tile=128,ept=8,pad=1,vec=4,minblocks=1,bk=16,splitk=1,shape=wide,warp_rows=4,stages=2,swizzle=0,"
+      "raster=1")));  // shapes are warptile's
 }
 
 TEST(MatmulProblems, DefaultsAndValidation) {
@@ -148,11 +229,13 @@ TEST(MatmulPlan, SplitKZeroesCAndLaunchesOneBlockPerSplit) {
   MatmulFamily family;
   const Space space = family.space(DeviceLimits{});
   const Problem p = MatmulFamily::make_problem(3000, 1500, 2500);
+  // warptile's axes, at the values every other algo takes.
+  const std::string kFixed = ",shape=square,warp_rows=4,stages=2,swizzle=0,raster=1";
   const auto plan_of = [&](const std::string& key) {
     const Config config = space.parse(key);
     return family.plan(p, ConfigView(space, config));
   };
-  const auto split = plan_of("algo=regtile,tile=128,ept=8,pad=1,vec=4,minblocks=2,bk=16,splitk=2");
+  const auto split = plan_of("algo=regtile,tile=128,ept=8,pad=1,vec=4,minblocks=2,bk=16,splitk=2" + kFixed);
   ASSERT_EQ(split.size(), 2u);
   const auto& zero = std::get<MemsetStep>(split[0]);
   EXPECT_EQ(zero.buffer, "c");
@@ -163,8 +246,9 @@ TEST(MatmulPlan, SplitKZeroesCAndLaunchesOneBlockPerSplit) {
   EXPECT_EQ(launch.grid.y, (3000u + 127) / 128);
   EXPECT_EQ(launch.grid.z, 2u);
 
-  const auto whole = plan_of("algo=regtile,tile=128,ept=8,pad=1,vec=4,minblocks=2,bk=16,splitk=1");
+  const auto whole = plan_of("algo=regtile,tile=128,ept=8,pad=1,vec=4,minblocks=2,bk=16,splitk=1" + kFixed);
   ASSERT_EQ(whole.size(), 1u);
   EXPECT_EQ(std::get<KernelLaunch>(whole[0]).grid.z, 1u);
-  EXPECT_FALSE(space.valid(space.parse("algo=ab_shared,tile=64,ept=4,pad=0,vec=4,minblocks=1,bk=8,splitk=2")));
+  EXPECT_FALSE(space.valid(
+      space.parse(std::string("algo=ab_shared,tile=64,ept=4,pad=0,vec=4,minblocks=1,bk=8,splitk=2") + kFixed)));
 }
