@@ -363,8 +363,9 @@ scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ st
 //     scan and a transpose through shared memory);
 //   - element i's thread writes tooffsets[i], the EXCLUSIVE sum (tooffsets[0] = 0 falls out),
 //     and the thread of element n - 1 also writes tooffsets[n]; the run of VEC offsets starts
-//     at a multiple of VEC, so it goes out as aligned 16-byte int64 pairs. (The blocked kernels
-//     write inclusive sums from tooffsets + 1, which is only 8-byte aligned.)
+//     at a multiple of VEC, so it goes out as aligned 16-byte int64 pairs (at VEC = 4 after a
+//     swap between neighbouring lanes, see store_run). The blocked kernels write inclusive sums
+//     from tooffsets + 1, which is only 8-byte aligned.
 //   - the bad-index check is one OR per element; only a lane that saw a bad element looks again
 //     for its lowest one (rare).
 
@@ -382,16 +383,32 @@ __device__ __forceinline__ len_t length(value_t start, value_t stop) {
   return sizeof(value_t) == 4 ? (len_t)((unsigned int)stop - (unsigned int)start) : (len_t)((sum_t)stop - (sum_t)start);
 }
 
-// VEC consecutive offsets to an address aligned to VEC * 8 bytes. The pairs are written with
-// st.global.v2 explicitly: left to the compiler, the first pair of a thread came out as two
-// 8-byte stores (its first value is shared with the element-wise path).
+__device__ __forceinline__ void store_pair(sum_t* at, sum_t first, sum_t second) {
+  asm volatile("st.global.v2.s64 [%0], {%1, %2};" ::"l"(at), "l"(first), "l"(second));
+}
+
+// This lane's VEC consecutive offsets, at = out + its first element (aligned to VEC * 8 bytes);
+// the whole warp calls it. Pairs go out with st.global.v2 explicitly: left to the compiler, the
+// first pair of a thread came out as two 8-byte stores (its first value is shared with the
+// element-wise path).
 __device__ __forceinline__ void store_run(sum_t* __restrict__ at, const sum_t (&values)[VEC]) {
 #if VEC == 1
   at[0] = values[0];
+#elif VEC == 2
+  store_pair(at, values[0], values[1]);
 #else
-#pragma unroll
-  for (int h = 0; h < VEC / 2; ++h)
-    asm volatile("st.global.v2.s64 [%0], {%1, %2};" ::"l"(at + 2 * h), "l"(values[2 * h]), "l"(values[2 * h + 1]));
+  // Lanes 2m and 2m+1 hold 8 consecutive offsets. Each lane's own two pairs would make each
+  // store instruction write half of every 32-byte sector it touches (32-byte steps between lanes);
+  // swapping one pair with the neighbour makes it whole sectors: the first instruction writes
+  // the lane pair's first 4 offsets, the second its last 4.
+  // Selects, not branches: both instructions must run with all 32 lanes.
+  const bool odd = threadIdx.x & 1;
+  const sum_t give0 = odd ? values[0] : values[2], give1 = odd ? values[1] : values[3];
+  const sum_t got0 = __shfl_xor_sync(FULL_MASK, give0, 1), got1 = __shfl_xor_sync(FULL_MASK, give1, 1);
+  // even: its own first two, then the odd neighbour's first two just after its own four;
+  // odd: the even neighbour's last two just before its own four, then its own last two.
+  store_pair(odd ? at - 2 : at, odd ? got0 : values[0], odd ? got1 : values[1]);
+  store_pair(odd ? at + 2 : at + 4, odd ? values[2] : got0, odd ? values[3] : got1);
 #endif
 }
 

@@ -65,39 +65,93 @@ TEST(GpuScan, EveryConfigOfTheSpaceVerifiesOnAwkwardSizesAndOffsets) {
   EXPECT_EQ(second.skipped, static_cast<std::int64_t>(space_size * problems.size()));
 }
 
-TEST(GpuScan, LowestBadIndexIsFoundWhereverItIs) {
-  ScanFamily scan;
-  const Space space = scan.space(device().limits());
-  const std::int64_t n = 50'000;
-  const Problem problem = ScanFamily::make_problem(n, "int32");
+namespace {
+
+// Plants stops[i] = starts[i] - 1 at each index of each planting and checks that every config
+// reports the lowest of them (the evaluator compares the error index with the reference's), or
+// with `expected` = wrong_result, that every config is caught reporting another.
+void expect_lowest_bad_index_found(const Family& family, const Problem& problem, const std::vector<std::string>& keys,
+                                   const std::vector<std::vector<std::int64_t>>& plantings,
+                                   Status expected = Status::ok) {
+  const Space space = family.space(device().limits());
   std::vector<Config> configs;
-  for (const auto& key : {"algo=blelloch,block=256,ept=4,vec=4,pad=1", "algo=warp,block=128,ept=8,vec=2,pad=0",
-                          "algo=lookback,block=256,ept=16,vec=4,pad=1", "algo=lookback,block=64,ept=1,vec=1,pad=0",
-                          "algo=lookback,block=1024,ept=12,vec=4,pad=0", "algo=warp,block=512,ept=1,vec=1,pad=0"})
-    configs.push_back(space.parse(key));
-
-  std::mt19937_64 rng(7);
-  std::vector<std::vector<std::int64_t>> plantings{{0}, {n - 1}, {1023}, {1024}, {4095, 4096}, {4096}, {12288, 40000}};
-  for (int i = 0; i < 4; ++i)
-    plantings.push_back({static_cast<std::int64_t>(rng() % n), static_cast<std::int64_t>(rng() % n)});
-
+  for (const auto& key : keys) configs.push_back(space.parse(key));
   CompileCache cache(CompileCache::default_folder());
-  GpuEvaluator evaluator(device(), scan, quick());
+  GpuEvaluator evaluator(device(), family, quick());
   for (const auto& bad : plantings) {
     HostBuffers inputs;
-    for (const auto& spec : scan.buffers(problem))
+    for (const auto& spec : family.buffers(problem))
       if (spec.role == BufferRole::input) inputs.at(spec.name).resize(static_cast<std::size_t>(spec.bytes));
-    scan.generate_inputs(problem, 11, inputs);
+    family.generate_inputs(problem, 11, inputs);
     for (std::int64_t i : bad) inputs.as<std::int32_t>("stops")[i] = inputs.as<std::int32_t>("starts")[i] - 1;
     evaluator.set_problem(problem, inputs);
     for (const auto& config : configs) {
       const Compiled compiled =
-          cache.compile_one(compile_request(scan, scan.source(), space, config, problem, device().limits().arch()));
+          cache.compile_one(compile_request(family, family.source(), space, config, problem, device().limits().arch()));
       const Outcome outcome = evaluator.evaluate(space, config, compiled);
-      EXPECT_EQ(outcome.status, Status::ok)
-          << space.key(config) << " with bad index " << bad.front() << ": " << outcome.error;
+      EXPECT_EQ(outcome.status, expected) << space.key(config) << " at n=" << problem.size() << " with bad index "
+                                          << bad.front() << ": " << outcome.error;
     }
   }
+}
+
+// Striped configs of every vector width, tile shape and block size, the full ones reading vectors.
+const std::vector<std::string> kStripedSample{
+    "algo=striped,block=256,ept=16,vec=4,pad=0", "algo=striped,block=1024,ept=12,vec=4,pad=0",
+    "algo=striped,block=64,ept=1,vec=1,pad=0",   "algo=striped,block=128,ept=8,vec=2,pad=0",
+    "algo=striped,block=512,ept=16,vec=2,pad=0", "algo=striped,block=1024,ept=16,vec=4,pad=0"};
+
+}  // namespace
+
+TEST(GpuScan, LowestBadIndexIsFoundWhereverItIs) {
+  ScanFamily scan;
+  const std::int64_t n = 50'000;
+  std::vector<std::string> keys{
+      "algo=blelloch,block=256,ept=4,vec=4,pad=1",   "algo=warp,block=128,ept=8,vec=2,pad=0",
+      "algo=lookback,block=256,ept=16,vec=4,pad=1",  "algo=lookback,block=64,ept=1,vec=1,pad=0",
+      "algo=lookback,block=1024,ept=12,vec=4,pad=0", "algo=warp,block=512,ept=1,vec=1,pad=0"};
+  keys.insert(keys.end(), kStripedSample.begin(), kStripedSample.end());
+  std::mt19937_64 rng(7);
+  // {130, 385} and {2, 1}: two bad elements in one striped lane (vec=4: chunks 1 and 3 of lane 0;
+  // one chunk), the later one found first if the lane's second look went the wrong way.
+  std::vector<std::vector<std::int64_t>> plantings{{0},    {n - 1},        {1023},     {1024}, {4095, 4096},
+                                                   {4096}, {12288, 40000}, {385, 130}, {2, 1}};
+  for (int i = 0; i < 4; ++i)
+    plantings.push_back({static_cast<std::int64_t>(rng() % n), static_cast<std::int64_t>(rng() % n)});
+  expect_lowest_bad_index_found(scan, ScanFamily::make_problem(n, "int32"), keys, plantings);
+}
+
+// The striped layout's edges: one list; n a multiple of every tile (49152 = 3 * 2^14, the last
+// tile full, so tooffsets[n] comes from a vector run) and one element less.
+TEST(GpuScan, StripedFindsTheLowestBadIndexAtTheEdges) {
+  ScanFamily scan;
+  expect_lowest_bad_index_found(scan, ScanFamily::make_problem(1, "int32"), kStripedSample, {{0}});
+  for (const std::int64_t n : {49'152, 49'151})
+    expect_lowest_bad_index_found(scan, ScanFamily::make_problem(n, "int32"), kStripedSample,
+                                  {{n - 1}, {0, n - 1}, {n - 2, n - 1}, {16383, 16384}});
+}
+
+// Every striped config against the reference where tiles end: a single list, sizes one below, at
+// and one above a multiple of every tile, and 64-bit and unsigned elements with aligned offsets
+// (vector loads of 32 bytes; starts 16 bytes into its buffer).
+TEST(GpuScan, StripedVerifiesAtTileBoundariesAndTinySizes) {
+  ScanFamily scan;
+  const std::vector<Problem> problems{ScanFamily::make_problem(1, "int32"),
+                                      ScanFamily::make_problem(33, "int32"),
+                                      ScanFamily::make_problem(49'151, "int32"),
+                                      ScanFamily::make_problem(49'152, "int32"),
+                                      ScanFamily::make_problem(49'153, "int32"),
+                                      ScanFamily::make_problem(2 * 49'152, "int64"),
+                                      ScanFamily::make_problem(49'152, "uint32", 4, 0)};
+  TempDb t;
+  db::Store store(t.path);
+  SessionOptions options = session_options(problems);
+  options.restrictions = {"algo == striped"};
+  const auto rows = tune(scan, store, options);
+  EXPECT_EQ(rows.size(),
+            tuning_space(scan, device().limits(), options.restrictions).enumerate().size() * problems.size());
+  EXPECT_GE(rows.size(), 75u * problems.size());
+  expect_all_verified(rows);
 }
 
 TEST(GpuScan, PlantedWrongVariantIsRejected) {
@@ -134,6 +188,51 @@ TEST(GpuScan, PlantedWrongVariantIsRejected) {
   EXPECT_EQ(best[0].config.rfind("algo=lookback", 0), std::string::npos) << best[0].config;
 }
 
+// The same subtle error in the striped kernel: tile 2 one too high. It writes exclusive sums,
+// tooffsets[i] for element i, so the first wrong offset is tile 2's first element's.
+TEST(GpuScan, PlantedWrongStripedVariantIsRejected) {
+  TempDb t;
+  db::Store store(t.path);
+  EditedScan wrong("sum_t running = warp_offset + lane_prefix[j];",
+                   "sum_t running = warp_offset + lane_prefix[j] + (tile == 2 ? 1 : 0);", "algo=striped");
+  const auto rows = tune(wrong, store, session_options({ScanFamily::make_problem(200'000, "int32")}));
+  const Space space = wrong.space(device().limits());
+  ASSERT_GE(rows.size(), 75u);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.status, "wrong_result") << r.config;
+    ASSERT_TRUE(r.error_index) << r.config;
+    const Config config = space.parse(r.config);
+    const ConfigView c(space, config);
+    EXPECT_EQ(*r.error_index, 2 * c["block"] * c["ept"]) << r.config << ": " << r.error;
+  }
+}
+
+// tooffsets[n] (the grand total) comes from the lane of element n - 1: from a vector run when the
+// last tile is full (n = 49152, a multiple of every tile), else from the element-wise stores.
+// Leaving either out must be caught at index n, for every striped config.
+TEST(GpuScan, StripedVariantWithoutTheLastOffsetIsRejected) {
+  const std::vector<std::pair<std::string, std::int64_t>> edits{{"if (i0 + VEC == n) out[n] = running;", 49'152},
+                                                                {"if (i == n - 1) out[n] = running;", 49'153}};
+  for (const auto& [line, n] : edits) {
+    TempDb t;
+    db::Store store(t.path);
+    EditedScan wrong(line, ";", "algo=striped");
+    const auto rows = tune(wrong, store, session_options({ScanFamily::make_problem(n, "int32")}));
+    EXPECT_GE(expect_rejected_exactly(rows, {"algo=striped"}, n), 75) << line;
+  }
+}
+
+// A striped lane whose second look for its bad element keeps the last one instead of the first:
+// with elements 1 and 2 bad (one chunk of lane 0 at vec=4), it reports 2 and must be rejected.
+TEST(GpuScan, StripedVariantReportingALaterBadIndexIsRejected) {
+  EditedScan wrong("if (bad == ~0ull && i < n && stops[i] < starts[i]) bad = i;",
+                   "if (i < n && stops[i] < starts[i]) bad = i;", "algo=striped");
+  expect_lowest_bad_index_found(
+      wrong, ScanFamily::make_problem(50'000, "int32"),
+      {"algo=striped,block=256,ept=16,vec=4,pad=0", "algo=striped,block=1024,ept=12,vec=4,pad=0"}, {{2, 1}},
+      Status::wrong_result);
+}
+
 TEST(GpuScan, FaultingVariantIsContainedAndTheRunGoesOn) {
   TempDb t;
   db::Store store(t.path);
@@ -151,7 +250,8 @@ TEST(GpuScan, FaultingVariantIsContainedAndTheRunGoesOn) {
   const SessionResult result = session.run();
   int faults = 0, ok = 0;
   for (const auto& r : store.results_of_run(result.run_id)) {
-    if (r.config.find("block=64,") != std::string::npos) {
+    // striped stores from registers, without store_offsets: its blocks of 64 run normally.
+    if (r.config.find("block=64,") != std::string::npos && r.config.rfind("algo=striped", 0) == std::string::npos) {
       EXPECT_EQ(r.status, "runtime_fault") << r.config << ": " << r.error;
       ++faults;
     } else {
@@ -195,7 +295,7 @@ TEST(GpuScan, HangingVariantTimesOutAndTheRunGoesOn) {
       ++ok;
     }
   }
-  EXPECT_EQ(timeouts, 3);  // one per algorithm, each stored once
+  EXPECT_EQ(timeouts, 3);  // one per algorithm that pads (not striped), each stored once
   EXPECT_GT(ok, 80);
 }
 
