@@ -57,10 +57,12 @@ std::int64_t MatmulFamily::static_shared_bytes(std::int64_t algo, std::int64_t t
   return (algo == ab_shared ? 2 : 1) * tile * (tile + pad) * 4;
 }
 
-std::int64_t MatmulFamily::dynamic_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t shape,
-                                                std::int64_t pad, std::int64_t bk, std::int64_t stages) {
-  if (algo != warptile) return 0;
-  return stages * (tile_rows(tile, shape) * (bk + 4 * pad) + bk * tile_columns(tile, shape)) * 4;
+std::int64_t MatmulFamily::dynamic_shared_bytes(const ConfigView& c) {
+  if (c["algo"] != warptile) return 0;
+  const std::int64_t rows = tile_rows(c["tile"], c["shape"]), columns = tile_columns(c["tile"], c["shape"]);
+  const std::int64_t pad = 4 * c["pad"], bk = c["bk"];
+  const std::int64_t a = c["transpose"] ? bk * (rows + pad) : rows * (bk + pad);
+  return c["stages"] * (a + bk * columns) * 4;
 }
 
 namespace {
@@ -82,9 +84,11 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       .labelled_axis("shape", {"square", "wide", "tall"},
                      "warptile: block tile tile x tile, tile x 2 tile or 2 tile x tile (others: square)")
       .axis("warp_rows", {4, 8}, "warptile: thread rows of a warp, 4 (32 x 64 warp tiles) or 8 (64 x 32)")
-      .axis("stages", {2, 3}, "warptile: shared buffers of the cp.async pipeline")
+      .axis("stages", {2, 3, 4}, "warptile: shared buffers of the cp.async pipeline")
       .axis("swizzle", {0, 1}, "warptile: XOR-swizzle A's shared rows against bank conflicts instead of padding")
       .axis("raster", {1, 8}, "warptile: blocks walk C's tiles in groups of this many block rows (L2 reuse)")
+      .axis("transpose", {0, 1},
+            "warptile: A's tile transposed in shared memory (4-byte copies, float4 reads along m, fewer registers)")
       .require("splitk > 1 only for the register-tiled kernels",
                [](const ConfigView& c) { return c["splitk"] == 1 || register_tiled(c); })
       .require("bk 16 only for the register-tiled kernels (the guide kernels step by their tile)",
@@ -97,23 +101,44 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
                [](const ConfigView& c) {
                  return c["algo"] != warptile || (c["tile"] == 128 && c["ept"] == 8 && c["vec"] == 4);
                })
-      .require("shape, warp_rows, stages, swizzle and raster are warptile's (the others take the first values)",
+      .require(
+          "shape, warp_rows, stages, swizzle, raster and transpose are warptile's (the others take the first "
+          "values)",
+          [](const ConfigView& c) {
+            return c["algo"] == warptile || (c["shape"] == square && c["warp_rows"] == 4 && c["stages"] == 2 &&
+                                             c["swizzle"] == 0 && c["raster"] == 1 && c["transpose"] == 0);
+          })
+      .require("warptile pads or swizzles A's row-major shared rows, one of the two; its transposed tile is padded",
                [](const ConfigView& c) {
-                 return c["algo"] == warptile || (c["shape"] == square && c["warp_rows"] == 4 && c["stages"] == 2 &&
-                                                  c["swizzle"] == 0 && c["raster"] == 1);
+                 return c["algo"] != warptile ||
+                        (c["transpose"] ? c["pad"] == 1 && c["swizzle"] == 0 : c["pad"] + c["swizzle"] == 1);
                })
-      .require("warptile pads or swizzles A's shared rows, one of the two",
-               [](const ConfigView& c) { return c["algo"] != warptile || c["pad"] + c["swizzle"] == 1; })
-      // Two prunings that keep a brute force of the family at a few minutes: padding and swizzling
-      // both make every shared read one wavefront, so the larger tiles (whose shared memory
-      // matters more) take the swizzle only; split k is for problems with few tiles, where
-      // 128 x 128 tiles and the natural block order are what it needs.
-      .require("warptile: wide and tall tiles swizzle",
-               [](const ConfigView& c) { return c["algo"] != warptile || c["shape"] == square || c["swizzle"] == 1; })
-      .require("warptile: split k only with square tiles, swizzled, in the natural block order",
+      // Prunings that keep a brute force of the family at a few minutes. Pipelines 24 to 48
+      // k-steps deep: 3 or 4 stages of 8, 2 or 3 of 16.
+      .require("warptile: 3 or 4 stages with bk 8, 2 or 3 with bk 16",
+               [](const ConfigView& c) {
+                 return c["algo"] != warptile || (c["bk"] == 8 ? c["stages"] >= 3 : c["stages"] <= 3);
+               })
+      // Padding and swizzling both make every shared read one wavefront: only the main candidate
+      // (square tiles, whole k) tries both.
+      .require("warptile: the row-major tile is padded only in square tiles without split k",
+               [](const ConfigView& c) {
+                 return c["algo"] != warptile || c["pad"] == 0 || c["transpose"] == 1 ||
+                        (c["shape"] == square && c["splitk"] == 1);
+               })
+      // 512-thread blocks are held to 128 registers a thread, which bk 16 exceeds (spills).
+      .require("warptile: wide and tall tiles step by bk 8",
+               [](const ConfigView& c) { return c["algo"] != warptile || c["shape"] == square || c["bk"] == 8; })
+      // The transposed tile fits 128 registers a thread (two 256-thread blocks an SM).
+      .require("warptile: transposed square tiles promise 2 blocks per SM",
+               [](const ConfigView& c) {
+                 return c["algo"] != warptile || c["transpose"] == 0 || c["shape"] != square || c["minblocks"] == 2;
+               })
+      // Split k is for problems with few tiles: square tiles, 2 blocks an SM, the natural order.
+      .require("warptile: split k only with square tiles, 2 blocks per SM and raster 1",
                [](const ConfigView& c) {
                  return c["algo"] != warptile || c["splitk"] == 1 ||
-                        (c["shape"] == square && c["swizzle"] == 1 && c["raster"] == 1);
+                        (c["shape"] == square && c["minblocks"] == 2 && c["raster"] == 1);
                })
       .require("warptile needs cp.async (sm_80 or newer)",
                [major = limits.cc_major](const ConfigView& c) { return c["algo"] != warptile || major >= 8; })
@@ -134,9 +159,7 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
                })
       .require("dynamic shared memory (minblocks blocks of it) <= device opt-in limit per block",
                [max = limits.max_shared_per_block_optin](const ConfigView& c) {
-                 return c["minblocks"] *
-                            dynamic_shared_bytes(c["algo"], c["tile"], c["shape"], c["pad"], c["bk"], c["stages"]) <=
-                        max;
+                 return c["minblocks"] * dynamic_shared_bytes(c) <= max;
                });
   return s;
 }
@@ -192,8 +215,7 @@ std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) cons
   const bool aligned_rows = k % 4 == 0 && n % 4 == 0;
   const char* const kernels[] = {"matmul_guide", "matmul_guide", "matmul_regtile", "matmul_warptile"};
   const std::string kernel = std::string(kernels[c["algo"]]) + (aligned_rows ? "" : "_scalar");
-  const auto shared =
-      static_cast<unsigned>(dynamic_shared_bytes(c["algo"], c["tile"], c["shape"], c["pad"], c["bk"], c["stages"]));
+  const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c));
   const KernelLaunch launch{kernel,
                             grid,
                             block,

@@ -46,9 +46,8 @@ class MatmulFamily : public Family {
   static std::int64_t fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept, std::int64_t bk);
   static std::int64_t static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad, std::int64_t bk);
   // warptile's pipeline (dynamic shared memory; 0 for the other algos): `stages` buffers of A's
-  // rows x bk tile (rows padded by 4 floats with pad) and B's bk x columns tile.
-  static std::int64_t dynamic_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t shape, std::int64_t pad,
-                                           std::int64_t bk, std::int64_t stages);
+  // rows x bk tile (transposed or not, padded by 4 floats a row with pad) and B's bk x columns tile.
+  static std::int64_t dynamic_shared_bytes(const ConfigView& config);
 
   // Which elements of C the reference computes exactly (the others are only checked for being
   // plausible): every one for small problems, else whole sampled rows and columns.

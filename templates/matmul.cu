@@ -341,17 +341,23 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 // WROWS x WCOLS threads (32 in all), each with an 8 x 8 register tile: warp-tile rows
 // ty + i * WROWS (i < 8) and two runs of 4 columns, tx * 4 and tx * 4 + WCOLS * 4.
 //
-// A stays row-major in shared memory (cp.async copies, it cannot transpose): a thread reads 4
-// k-steps of one of its rows as one float4. The WROWS threads that read different addresses in
-// one instruction read WROWS consecutive rows; padding a row by 4 floats (PAD) or XOR-swizzling
-// its float4 columns by the row (SWIZZLE) puts those in distinct banks, so every read is one
-// wavefront. B is row-major BN wide: a warp reads WCOLS consecutive float4s of a k row, each
-// broadcast to its WROWS thread rows.
+// A's tile is stored in shared memory one of two ways (CUTUNE_TRANSPOSE):
+//  0: row-major, copied 16 bytes at a time. A thread reads 4 k-steps of one of its rows as one
+//     float4; its rows are ty + i * WROWS (i < 8). The WROWS threads that read different addresses
+//     in one instruction read WROWS consecutive rows; padding a row by 4 floats (PAD) or
+//     XOR-swizzling its float4 columns by the row (SWIZZLE) puts those in distinct banks.
+//  1: transposed (k-major, BM + 4 floats a row), copied 4 bytes at a time (cp.async copies, it
+//     cannot transpose a 16-byte run): a thread reads 4 consecutive rows at one k-step as a float4,
+//     as regtile does; its rows are two runs of 4, ty * 4 and ty * 4 + WROWS * 4. Fewer registers
+//     (8 of A live per k-step instead of 32) for 4 times the copy instructions of A.
+// Either way every shared read is one wavefront. B is row-major BN wide: a warp reads WCOLS
+// consecutive float4s of a k row, each broadcast to its WROWS thread rows.
 //
 // CUTUNE_SHAPE     0: TILE x TILE, 1: TILE x 2 TILE (wide), 2: 2 TILE x TILE (tall) block tiles
 // CUTUNE_WARP_ROWS thread rows of a warp (4: 32 x 64 warp tiles, 8: 64 x 32)
 // CUTUNE_STAGES    shared buffers in the pipeline (2: double buffering, 3 as cuBLAS)
-// CUTUNE_SWIZZLE   XOR the float4 column of A's shared rows with bits of the row (PAD 0)
+// CUTUNE_TRANSPOSE A's tile transposed in shared memory (PAD 1) or not (above)
+// CUTUNE_SWIZZLE   XOR the float4 column of A's row-major shared rows with bits of the row (PAD 0)
 // CUTUNE_RASTER    blocks walk the tiles of C in groups of this many block rows, column after
 //                  column, so that blocks resident together share rows of A and columns of B in L2
 // The shared buffers are dynamic shared memory (the plan asks for them; above 48 KiB by opt-in).
@@ -363,8 +369,14 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 #define WN (WCOLS * RT)
 #define WARPS_N (BN / WN)
 #define A_CHUNKS (BK / 4)                      // float4 columns of a shared row of A
+#define TRANSPOSE CUTUNE_TRANSPOSE
+#if TRANSPOSE
+#define A_STRIDE (BM + (CUTUNE_PAD ? 4 : 0))  // floats per shared row (a k-step) of A's tile
+#define A_STAGE (BK * A_STRIDE)
+#else
 #define A_STRIDE (BK + (CUTUNE_PAD ? 4 : 0))  // floats per shared row of A (16-byte multiple)
 #define A_STAGE (BM * A_STRIDE)                // floats of one stage of A
+#endif
 #define B_STAGE (BK * BN)
 
 static_assert(RT == 8, "warptile threads compute 8 x 8 register tiles");
@@ -373,6 +385,7 @@ static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles cover the block tile");
 static_assert(A_CHUNKS == 2 || A_CHUNKS == 4, "BK is 8 or 16");
 static_assert(STAGES >= 2, "at least double buffering");
 static_assert(!(CUTUNE_PAD && CUTUNE_SWIZZLE), "padding or swizzling, not both");
+static_assert(!(TRANSPOSE && CUTUNE_SWIZZLE), "the transposed tile is padded");
 
 // Where float4 column `chunk` of shared row `row` of A lives. Swizzled: XOR with (row / D) %
 // A_CHUNKS, D = 8 / A_CHUNKS, so that 8 consecutive rows (of A_CHUNKS float4s each, 2 or 4 rows
@@ -389,17 +402,15 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-// 16 bytes from global to shared memory, or 16 zero bytes where !inside (nothing is read then;
-// the source is a valid address all the same).
-__device__ __forceinline__ void copy16(float* dst, const float* src, bool inside) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src),
-               "r"(inside ? 16 : 0));
+// 16 bytes from global memory to shared address `dst`, or 16 zero bytes where !inside (nothing is
+// read then; the source is a valid address all the same).
+__device__ __forceinline__ void copy16(unsigned dst, const float* src, bool inside) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0));
 }
 
-// 4 bytes, or a zero: the scalar kernel's copies, for rows that are not 16-byte aligned.
-__device__ __forceinline__ void copy4(float* dst, const float* src, bool inside) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(dst)), "l"(src),
-               "r"(inside ? 4 : 0));
+// 4 bytes, or a zero: for the scalar kernel's rows that are not 16-byte aligned, and to transpose.
+__device__ __forceinline__ void copy4(unsigned dst, const float* src, bool inside) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 4 : 0));
 }
 
 __device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
@@ -410,53 +421,94 @@ __device__ __forceinline__ void wait_copies() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-// Four consecutive floats of row `row` (of `rows`) of a row-major matrix with `ld` floats per
-// row, from column `col`; those past `cols` (or a row past `rows`) become zeros. VEC: one 16-byte
-// copy (the caller guarantees ld and cols are multiples of 4, so the four are in or out together).
-template <bool VEC>
-__device__ __forceinline__ void copy_run(float* dst, const float* __restrict__ g, int ld, int row, int rows, int col,
+// FLOATS (1 or 4) consecutive floats of row `row` of a row-major matrix (`ld` floats per row),
+// from column `col`, to shared address `dst`; those past column `cols`, or a row past `rows`,
+// become zeros. WIDE: four in one 16-byte copy (the caller guarantees that ld and cols are
+// multiples of 4, so the four are in or out together). Offsets are 32-bit: m k and k n < 2^31.
+template <bool WIDE, int FLOATS>
+__device__ __forceinline__ void copy_run(unsigned dst, const float* __restrict__ g, int ld, int row, int rows, int col,
                                          int cols) {
   const bool row_inside = row < rows;
-  const long long at = (long long)row * ld + col;
-  if (VEC) {
+  const float* src = g + (row * ld + col);
+  if (FLOATS == 4 && WIDE) {
     const bool inside = row_inside && col < cols;
-    copy16(dst, inside ? g + at : g, inside);
+    copy16(dst, inside ? src : g, inside);
   } else {
 #pragma unroll
-    for (int w = 0; w < 4; ++w) {
+    for (int w = 0; w < FLOATS; ++w) {
       const bool inside = row_inside && col + w < cols;
-      copy4(dst + w, inside ? g + at + w : g, inside);
+      copy4(dst + 4 * w, inside ? src + w : g, inside);
     }
   }
 }
 
-// Issues the copies of step `k0` (A's BM x BK tile and B's BK x BN tile) into one stage.
+// A thread's share of the copies of a step (A's BM x BK tile and B's BK x BN tile), set up once.
+// Its copies of A (and of B) are ROWS_APART rows apart at one column, so that each is a fixed
+// offset from the first in shared memory and a row stride from it in global memory: few
+// registers, where addresses hoisted copy by copy out of the main loop cost dozens.
 template <bool VEC>
-__device__ __forceinline__ void copy_step(const float* __restrict__ A, const float* __restrict__ B, int m, int n, int k,
-                                          int row0, int col0, int k0, float* As, float* Bs) {
-  constexpr int A_RUNS = BM * A_CHUNKS, B_RUNS = BK * BN / 4;
-#pragma unroll
-  for (int i = 0; i < (A_RUNS + THREADS - 1) / THREADS; ++i) {
-    const int v = threadIdx.x + i * THREADS;
-    if (A_RUNS % THREADS == 0 || v < A_RUNS) {
-      const int r = v / A_CHUNKS, c = v % A_CHUNKS;
-      copy_run<VEC>(As + r * A_STRIDE + a_chunk(r, c) * 4, A, k, row0 + r, m, k0 + c * 4, k);
-    }
+struct StepCopier {
+#if TRANSPOSE
+  static constexpr int A_PER_ROW = BK;  // one float each
+#else
+  static constexpr int A_PER_ROW = A_CHUNKS;  // 16-byte runs
+#endif
+  static constexpr int B_PER_ROW = BN / 4;
+  static constexpr int A_COPIES = BM * A_PER_ROW, B_COPIES = BK * B_PER_ROW;
+  static constexpr int A_ROWS_APART = THREADS / A_PER_ROW, B_ROWS_APART = THREADS / B_PER_ROW;
+  static_assert(THREADS % A_PER_ROW == 0 && THREADS % B_PER_ROW == 0, "a thread's copies share a column");
+  static_assert(A_ROWS_APART % 8 == 0, "a thread's copies of A share a swizzle");
+
+  const float* __restrict__ A;
+  const float* __restrict__ B;
+  int m, n, k;
+  int a_row, a_col;       // the first copy of A: row of A, column within the step
+  int b_row, b_col;       // the first copy of B: row within the step, column of B
+  unsigned a_dst, b_dst;  // their shared addresses in stage 0
+
+  __device__ __forceinline__ StepCopier(const float* __restrict__ A_, const float* __restrict__ B_, int m_, int n_,
+                                        int k_, int row0, int col0, float* As, float* Bs)
+      : A(A_), B(B_), m(m_), n(n_), k(k_) {
+    const int r = threadIdx.x / A_PER_ROW, c = threadIdx.x % A_PER_ROW;
+    a_row = row0 + r;
+#if TRANSPOSE
+    a_col = c;
+    a_dst = shared_address(As + c * A_STRIDE + r);  // element (r, c) at row c, column r
+#else
+    a_col = c * 4;
+    a_dst = shared_address(As + r * A_STRIDE + a_chunk(r, c) * 4);
+#endif
+    b_row = threadIdx.x / B_PER_ROW;
+    b_col = col0 + threadIdx.x % B_PER_ROW * 4;
+    b_dst = shared_address(Bs + b_row * BN + threadIdx.x % B_PER_ROW * 4);
   }
+
+  // Issues this thread's copies of the step at k0 into `stage`.
+  __device__ __forceinline__ void copy(int stage, int k0) const {
 #pragma unroll
-  for (int i = 0; i < (B_RUNS + THREADS - 1) / THREADS; ++i) {
-    const int v = threadIdx.x + i * THREADS;
-    if (B_RUNS % THREADS == 0 || v < B_RUNS) {
-      const int r = v / (BN / 4), c = v % (BN / 4);
-      copy_run<VEC>(Bs + r * BN + c * 4, B, n, k0 + r, k, col0 + c * 4, n);
-    }
+    for (int i = 0; i < (A_COPIES + THREADS - 1) / THREADS; ++i)
+      if (A_COPIES % THREADS == 0 || threadIdx.x + i * THREADS < A_COPIES) {
+#if TRANSPOSE
+        const unsigned dst = a_dst + (stage * A_STAGE + i * A_ROWS_APART) * 4;
+        copy_run<false, 1>(dst, A, k, a_row + i * A_ROWS_APART, m, k0 + a_col, k);
+#else
+        const unsigned dst = a_dst + (stage * A_STAGE + i * A_ROWS_APART * A_STRIDE) * 4;
+        copy_run<VEC, 4>(dst, A, k, a_row + i * A_ROWS_APART, m, k0 + a_col, k);
+#endif
+      }
+#pragma unroll
+    for (int i = 0; i < (B_COPIES + THREADS - 1) / THREADS; ++i)
+      if (B_COPIES % THREADS == 0 || threadIdx.x + i * THREADS < B_COPIES) {
+        const unsigned dst = b_dst + (stage * B_STAGE + i * B_ROWS_APART * BN) * 4;
+        copy_run<VEC, 4>(dst, B, n, k0 + b_row + i * B_ROWS_APART, k, b_col, n);
+      }
   }
-}
+};
 
 template <bool VEC>
 __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const float* __restrict__ B,
                                               float* __restrict__ C, int m, int n, int k, float* shared) {
-  float* const As = shared;                   // STAGES x BM x A_STRIDE
+  float* const As = shared;                     // STAGES x A_STAGE
   float* const Bs = shared + STAGES * A_STAGE;  // STAGES x BK x BN
 
   int block_col = blockIdx.x, block_row = blockIdx.y;
@@ -464,17 +516,21 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
   {  // blocks start in order of their linear index: give consecutive ones a group of block rows
     const int id = blockIdx.y * gridDim.x + blockIdx.x;
     const int per_group = CUTUNE_RASTER * gridDim.x;
-    const int first_row = id / per_group * CUTUNE_RASTER;
-    const int rows = min_int(CUTUNE_RASTER, gridDim.y - first_row);
+    const int group_row = id / per_group * CUTUNE_RASTER;
+    const int rows = min_int(CUTUNE_RASTER, gridDim.y - group_row);
     const int in_group = id % per_group;
-    block_row = first_row + in_group % rows;
+    block_row = group_row + in_group % rows;
     block_col = in_group / rows;
   }
 #endif
   const int row0 = block_row * BM, col0 = block_col * BN;
   const int warp = threadIdx.x / 32, lane_id = threadIdx.x % 32;
   const int ty = lane_id / WCOLS, tx = lane_id % WCOLS;
-  const int first_row = (warp / WARPS_N) * WM + ty;      // the thread's rows: first_row + i * WROWS
+#if TRANSPOSE
+  const int first_row = (warp / WARPS_N) * WM + ty * 4;  // rows first_row + (i / 4) * WROWS * 4 + i % 4
+#else
+  const int first_row = (warp / WARPS_N) * WM + ty;  // the thread's rows: first_row + i * WROWS
+#endif
   const int first_col = (warp % WARPS_N) * WN + tx * 4;  // its columns: first_col + g * WCOLS * 4 + 0..3
 
   float acc[RT][RT];
@@ -485,13 +541,13 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
 
   const StepRange range(k);
   if (range.begin >= range.end) return;  // uniform per block, before any barrier
+  const StepCopier<VEC> copier(A, B, m, n, k, row0, col0, As, Bs);
 
   // Every thread commits one group per step, empty or not, so that "all but the newest
   // STAGES - 2 groups are done" always means "step t has landed".
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (range.begin + s < range.end)
-      copy_step<VEC>(A, B, m, n, k, row0, col0, (range.begin + s) * BK, As + s * A_STAGE, Bs + s * B_STAGE);
+    if (range.begin + s < range.end) copier.copy(s, (range.begin + s) * BK);
     commit_copies();
   }
   int read = 0, write = STAGES - 1;
@@ -499,12 +555,28 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
     wait_copies<STAGES - 2>();  // this thread's copies of step t are done
     // Everyone's are; and everyone has finished computing step t - 1, whose stage is `write`.
     __syncthreads();
-    if (t + STAGES - 1 < range.end)
-      copy_step<VEC>(A, B, m, n, k, row0, col0, (t + STAGES - 1) * BK, As + write * A_STAGE, Bs + write * B_STAGE);
+    if (t + STAGES - 1 < range.end) copier.copy(write, (t + STAGES - 1) * BK);
     commit_copies();
 
     const float* a = As + read * A_STAGE;
     const float* b = Bs + read * B_STAGE;
+#if TRANSPOSE
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      const float* a_row = a + kk * A_STRIDE + first_row;
+      const float* b_row = b + kk * BN + first_col;
+      const float4 a0 = *reinterpret_cast<const float4*>(a_row);
+      const float4 a1 = *reinterpret_cast<const float4*>(a_row + WROWS * 4);
+      const float4 b0 = *reinterpret_cast<const float4*>(b_row);
+      const float4 b1 = *reinterpret_cast<const float4*>(b_row + WCOLS * 4);
+      const float av[RT] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float bv[RT] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int i = 0; i < RT; ++i)
+#pragma unroll
+        for (int j = 0; j < RT; ++j) acc[i][j] += av[i] * bv[j];
+    }
+#else
 #pragma unroll
     for (int kc = 0; kc < A_CHUNKS; ++kc) {
       float4 a4[RT];  // k-steps 4 kc .. 4 kc + 3 of each of the thread's rows
@@ -527,6 +599,7 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
         }
       }
     }
+#endif
     read = read + 1 == STAGES ? 0 : read + 1;
     write = write + 1 == STAGES ? 0 : write + 1;
   }
@@ -535,7 +608,11 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
   const bool vector_store = n % 4 == 0;
 #pragma unroll
   for (int i = 0; i < RT; ++i) {
+#if TRANSPOSE
+    const int row = row0 + first_row + (i / 4) * WROWS * 4 + i % 4;
+#else
     const int row = row0 + first_row + i * WROWS;
+#endif
     if (row >= m) continue;
 #pragma unroll
     for (int g = 0; g < 2; ++g) {

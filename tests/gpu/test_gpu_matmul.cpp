@@ -1,5 +1,5 @@
 // Real tuning of the matmul family on the device: every variant verified on sizes that are and
-// are not multiples of the tiles (and of 4, the vector width), and a planted wrong variant rejected.
+// are not multiples of the tiles (and of 4, the vector width), and planted wrong variants rejected.
 #include <gtest/gtest.h>
 
 #include "family_checks.hpp"
@@ -33,4 +33,42 @@ TEST(GpuMatmul, PlantedWrongVariantIsRejected) {
   const auto rows = tune(wrong, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
   const int rejected = expect_rejected_exactly(rows, {"algo=regtile"}, 0);
   EXPECT_GT(rejected, 10);
+}
+
+// warptile on problems its tiles overhang in every direction: smaller than one tile (k shorter
+// than the pipeline, so split k leaves whole splits empty), k not a multiple of 4 (the scalar
+// kernel's 4-byte copies), and more block rows than a raster group (a second, partial group).
+TEST(GpuMatmul, WarptileVerifiesOnRaggedProblems) {
+  TempDb t;
+  db::Store store(t.path);
+  const EditedFamily warptile(registered_matmul(), "", "", "algo=warptile");
+  const std::vector<Problem> problems{MatmulFamily::make_problem(70, 36, 20), MatmulFamily::make_problem(129, 257, 33),
+                                      MatmulFamily::make_problem(1100, 300, 40)};
+  const auto rows = tune(warptile, store, quick_session(problems));
+  EXPECT_EQ(rows.size(), warptile.space(device().limits()).enumerate().size() * problems.size());
+  EXPECT_GT(rows.size(), 100u);
+  expect_all_verified(rows);
+}
+
+TEST(GpuMatmul, PlantedWrongWarptileIsRejected) {
+  TempDb t;
+  db::Store store(t.path);
+  // Every warptile variant doubles C[0][0] (thread 0 of block 0, its first row and run of columns).
+  const EditedFamily wrong(registered_matmul(), "make_float4(acc[i][g * 4],",
+                           "make_float4(acc[i][g * 4] * (row == 0 && col == 0 ? 2.0f : 1.0f),", "algo=warptile");
+  const auto rows = tune(wrong, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
+  EXPECT_EQ(expect_rejected_exactly(rows, {"algo=warptile"}, 0), static_cast<int>(rows.size()));
+  EXPECT_GT(rows.size(), 100u);
+}
+
+// The swizzle must be undone where A's tile is read: reading the row-major tile as if unswizzled
+// takes the wrong k-steps of every row the swizzle moves, in every swizzled variant.
+TEST(GpuMatmul, WarptileSwizzleIsUndoneOnRead) {
+  TempDb t;
+  db::Store store(t.path);
+  const EditedFamily unswizzled(registered_matmul(), "a + r * A_STRIDE + a_chunk(r, kc) * 4",
+                                "a + r * A_STRIDE + kc * 4", "swizzle=1");
+  const auto rows = tune(unswizzled, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
+  ASSERT_GT(rows.size(), 20u);
+  for (const auto& r : rows) EXPECT_EQ(r.status, "wrong_result") << r.config;
 }

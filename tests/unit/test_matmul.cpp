@@ -118,8 +118,7 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
     EXPECT_GE(threads, 32);
     EXPECT_LE(threads, limits.max_threads_per_block);
     EXPECT_LE(MatmulFamily::static_shared_bytes(c["algo"], c["tile"], c["pad"], c["bk"]), limits.max_shared_per_block);
-    const std::int64_t dynamic =
-        MatmulFamily::dynamic_shared_bytes(c["algo"], c["tile"], c["shape"], c["pad"], c["bk"], c["stages"]);
+    const std::int64_t dynamic = MatmulFamily::dynamic_shared_bytes(c);
     if (c["algo"] == MatmulFamily::regtile) {
       EXPECT_EQ(c["ept"] % 4, 0);
       big_register_tiles += c["tile"] == 128 && c["ept"] == 8;
@@ -138,6 +137,7 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
       EXPECT_EQ(c["stages"], 2);
       EXPECT_EQ(c["swizzle"], 0);
       EXPECT_EQ(c["raster"], 1);
+      EXPECT_EQ(c["transpose"], 0);
     }
   });
   EXPECT_GT(big_register_tiles, 0);  // the kernels that have to compete with cuBLAS are there
@@ -167,27 +167,31 @@ TEST(MatmulPlan, WarptileLaunchesItsShapeWithDynamicSharedMemory) {
   const Space space = family.space(DeviceLimits{});
   const auto launch_of = [&](const std::string& key, const Problem& p) {
     const Config config = space.parse(key);
-    EXPECT_TRUE(space.valid(config)) << space.violation(config).value_or("");
+    EXPECT_TRUE(space.valid(config)) << key << ": " << space.violation(config).value_or("");
     const auto steps = family.plan(p, ConfigView(space, config));
     return std::get<KernelLaunch>(steps.back());
   };
   const Problem aligned = MatmulFamily::make_problem(3000, 1500, 2500);
-  const std::string base = "algo=warptile,tile=128,ept=8,vec=4,minblocks=1,splitk=1,warp_rows=8,raster=8,";
+  const std::string base = "algo=warptile,tile=128,ept=8,vec=4,splitk=1,warp_rows=8,raster=8,";
 
-  const auto tall = launch_of(base + "pad=0,bk=16,shape=tall,stages=3,swizzle=1", aligned);
+  const auto tall = launch_of(base + "minblocks=1,pad=0,bk=8,shape=tall,stages=4,swizzle=1,transpose=0", aligned);
   EXPECT_EQ(tall.kernel, "matmul_warptile");
   EXPECT_EQ(tall.grid.x, (1500u + 127) / 128);
   EXPECT_EQ(tall.grid.y, (3000u + 255) / 256);
   EXPECT_EQ(tall.block.x, 512u);  // (256 / 8) x (128 / 8)
-  EXPECT_EQ(tall.dynamic_shared_bytes, 3u * (256 * 16 + 16 * 128) * 4);
-  EXPECT_GT(tall.dynamic_shared_bytes, 48u * 1024);
+  EXPECT_EQ(tall.dynamic_shared_bytes, 4u * (256 * 8 + 8 * 128) * 4);
 
-  const auto wide = launch_of(base + "pad=1,bk=8,shape=square,stages=2,swizzle=0", aligned);
-  EXPECT_EQ(wide.block.x, 256u);
-  EXPECT_EQ(wide.dynamic_shared_bytes, 2u * (128 * (8 + 4) + 8 * 128) * 4);  // A's rows padded by 4 floats
+  const auto square = launch_of(base + "minblocks=1,pad=1,bk=16,shape=square,stages=3,swizzle=0,transpose=0", aligned);
+  EXPECT_EQ(square.block.x, 256u);
+  EXPECT_EQ(square.dynamic_shared_bytes, 3u * (128 * (16 + 4) + 16 * 128) * 4);  // A's rows padded by 4 floats
+  EXPECT_GT(square.dynamic_shared_bytes, 48u * 1024);                            // beyond the static limit
 
-  const auto scalar =
-      launch_of(base + "pad=0,bk=8,shape=wide,stages=2,swizzle=1", MatmulFamily::make_problem(333, 200, 150));
+  const auto transposed =
+      launch_of(base + "minblocks=2,pad=1,bk=16,shape=square,stages=2,swizzle=0,transpose=1", aligned);
+  EXPECT_EQ(transposed.dynamic_shared_bytes, 2u * (16 * (128 + 4) + 16 * 128) * 4);  // k-major rows of A, padded
+
+  const auto scalar = launch_of(base + "minblocks=1,pad=1,bk=8,shape=wide,stages=3,swizzle=0,transpose=1",
+                                MatmulFamily::make_problem(333, 200, 150));
   EXPECT_EQ(scalar.kernel, "matmul_warptile_scalar");
   EXPECT_EQ(scalar.grid.x, (200u + 255) / 256);
   EXPECT_EQ(scalar.grid.y, (333u + 127) / 128);
@@ -195,16 +199,20 @@ TEST(MatmulPlan, WarptileLaunchesItsShapeWithDynamicSharedMemory) {
   // Split k zeroes C first, as for regtile.
   const Config split_config = space.parse(
       "algo=warptile,tile=128,ept=8,vec=4,minblocks=2,splitk=4,warp_rows=4,raster=1,pad=0,bk=8,shape=square,stages=3,"
-      "swizzle=1");
+      "swizzle=1,transpose=0");
+  ASSERT_TRUE(space.valid(split_config)) << space.violation(split_config).value_or("");
   const auto split = family.plan(aligned, ConfigView(space, split_config));
   ASSERT_EQ(split.size(), 2u);
   EXPECT_TRUE(std::holds_alternative<MemsetStep>(split[0]));
   EXPECT_EQ(std::get<KernelLaunch>(split[1]).grid.z, 4u);
 
-  EXPECT_FALSE(space.valid(space.parse(base + "pad=1,bk=8,shape=square,stages=2,swizzle=1")));  // both layouts
+  EXPECT_FALSE(space.valid(
+      space.parse(base + "minblocks=1,pad=1,bk=8,shape=square,stages=3,swizzle=1,transpose=0")));  // both layouts
+  EXPECT_FALSE(space.valid(space.parse(
+      base + "minblocks=2,pad=0,bk=8,shape=square,stages=3,swizzle=1,transpose=1")));  // transposed is padded
   EXPECT_FALSE(space.valid(space.parse(
       "algo=regtile,tile=128,ept=8,pad=1,vec=4,minblocks=1,bk=16,splitk=1,shape=wide,warp_rows=4,stages=2,swizzle=0,"
-      "raster=1")));  // shapes are warptile's
+      "raster=1,transpose=0")));  // shapes are warptile's
 }
 
 TEST(MatmulProblems, DefaultsAndValidation) {
@@ -230,7 +238,7 @@ TEST(MatmulPlan, SplitKZeroesCAndLaunchesOneBlockPerSplit) {
   const Space space = family.space(DeviceLimits{});
   const Problem p = MatmulFamily::make_problem(3000, 1500, 2500);
   // warptile's axes, at the values every other algo takes.
-  const std::string kFixed = ",shape=square,warp_rows=4,stages=2,swizzle=0,raster=1";
+  const std::string kFixed = ",shape=square,warp_rows=4,stages=2,swizzle=0,raster=1,transpose=0";
   const auto plan_of = [&](const std::string& key) {
     const Config config = space.parse(key);
     return family.plan(p, ConfigView(space, config));
