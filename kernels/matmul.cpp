@@ -45,9 +45,9 @@ std::string MatmulFamily::summary() const {
 }
 
 std::int64_t MatmulFamily::fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept, std::int64_t bk) {
-  // Guide kernels fetch TILE x TILE tiles, regtile (and warptile's square tiles) TILE x BK ones,
-  // over (TILE/EPT)^2 threads.
-  return (algo >= regtile ? tile * bk : tile * tile) / threads(tile, ept);
+  // Guide kernels fetch TILE x TILE tiles, regtile TILE x BK ones, over (TILE/EPT)^2 threads
+  // (warptile copies 16 bytes, or 4 to transpose, whatever its share).
+  return (algo == regtile ? tile * bk : tile * tile) / threads(tile, ept);
 }
 
 std::int64_t MatmulFamily::static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad,
