@@ -122,9 +122,13 @@ Space ScanFamily::space(const DeviceLimits& limits) const {
 
 std::int64_t ScanFamily::persistent_grid(std::int64_t tiles, std::int64_t block) {
   // The plan must not depend on the device (results store it and replay it), so the bound is
-  // fixed: blocks past those resident start only when the tiles have run out, take a number past
-  // the last tile and end (one atomic each); fewer blocks than fit would leave SMs idle.
-  return std::min(tiles, 160 * (2048 / block));
+  // fixed. Blocks past those resident start only when the tiles have run out, take a number past
+  // the last tile and end, an atomic's round trip each at the end of the kernel: a bound of 2048
+  // threads an SM added about one such block per SM at block 1024 (1 resident at 60 registers),
+  // some 2 us, 5 % of a 2^22 scan. Configs under 64 registers could hold a few more blocks than
+  // this bound gives them (256 x 4: 6 an SM, 4 given).
+  constexpr std::int64_t sms = 160, registers_per_sm = 65536, registers_per_thread = 64;
+  return std::min(tiles, sms * std::max<std::int64_t>(1, registers_per_sm / (block * registers_per_thread)));
 }
 
 Problem ScanFamily::make_problem(std::int64_t n, const std::string& type, std::int64_t starts_offset,

@@ -19,8 +19,8 @@ class ScanFamily : public Family {
   enum Algorithm : std::int64_t { blelloch = 0, warp = 1, lookback = 2, striped = 3, persistent = 4 };
   static bool single_pass(std::int64_t algo) { return algo == lookback || algo == striped || algo == persistent; }
   static bool striped_layout(std::int64_t algo) { return algo == striped || algo == persistent; }
-  // persistent's grid: at most this many blocks, enough for every block that can be resident on a
-  // GPU of up to 160 SMs of 2048 threads (an H100 has 132); see plan().
+  // persistent's grid: at most as many blocks as a GPU of up to 160 SMs holds at 64 registers a
+  // thread (an H100 has 132 SMs of 65536 registers); see persistent_grid in scan.cpp.
   static std::int64_t persistent_grid(std::int64_t tiles, std::int64_t block);
 
   std::string name() const override { return "scan"; }

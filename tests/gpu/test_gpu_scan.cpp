@@ -107,9 +107,9 @@ const std::vector<std::string> kPersistentSample{
     "algo=persistent,block=256,ept=16,vec=4,pad=0", "algo=persistent,block=512,ept=8,vec=2,pad=0",
     "algo=persistent,block=1024,ept=8,vec=4,pad=0", "algo=persistent,block=1024,ept=4,vec=2,pad=0"};
 
-// More elements than one wave of persistent blocks covers at any of its shapes (at most 160 * 2048
+// More elements than one wave of persistent blocks covers at any of its shapes (at most 160 * 1024
 // threads of at most 16 elements), and no multiple of a tile: blocks loop, the last tile is partial.
-constexpr std::int64_t kLooping = 160 * 2048 * 16 + 12'345;
+constexpr std::int64_t kLooping = 160 * 1024 * 16 + 12'345;
 
 }  // namespace
 
@@ -151,7 +151,7 @@ TEST(GpuScan, PersistentFindsTheLowestBadIndexWhereBlocksLoop) {
   ScanFamily scan;
   const std::int64_t n = kLooping;
   expect_lowest_bad_index_found(scan, ScanFamily::make_problem(n, "int32"), kPersistentSample,
-                                {{n - 1}, {n - 12'345}, {4'000'000, 4'000'001}, {3'000'000, 5'000'000}, {8191, 8192}});
+                                {{n - 1}, {n - 12'345}, {2'000'000, 2'000'001}, {1'500'000, 2'500'000}, {8191, 8192}});
 }
 
 // Every striped config against the reference where tiles end: a single list, sizes one below, at

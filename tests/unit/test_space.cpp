@@ -162,11 +162,12 @@ TEST(ScanSpace, PersistentIsAppendedWithBoundedShapesAndGrid) {
     EXPECT_EQ(steps.size(), 3u);
     return std::get<KernelLaunch>(steps.back());
   };
-  // Few tiles: one block each. Many: 160 SMs' worth of 2048 threads.
+  // Few tiles: one block each. Many: what 160 SMs hold at 64 registers a thread (one block of 1024).
   EXPECT_EQ(launch_of(100'000).grid.x, (100'000u + 8191) / 8192);
   const auto large = launch_of(std::int64_t{1} << 27);
   EXPECT_EQ(large.kernel, "scan_lookback");
-  EXPECT_EQ(large.grid.x, 160u * 2);
+  EXPECT_EQ(large.grid.x, 160u);
+  EXPECT_EQ(ScanFamily::persistent_grid(1'000'000, 256), 160 * 4);
   EXPECT_EQ(large.dynamic_shared_bytes, 0u);
   // The tile states cover every tile, not only the grid's.
   const auto scratch = scan.scratch(ScanFamily::make_problem(std::int64_t{1} << 27, "int32"), c);
