@@ -71,7 +71,7 @@ void dispatch_type(const std::string& dtype, F&& f) {
 
 std::string ScanFamily::summary() const {
   return "compact_offsets: int64 offsets from starts/stops (int32, uint32, int64); blelloch, warp-shuffle, "
-         "decoupled look-back (blocked or warp-striped tiles, one tile per block or resident blocks that prefetch)";
+         "decoupled look-back (blocked or warp-striped tiles)";
 }
 
 std::int64_t ScanFamily::static_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t pad) {
@@ -81,17 +81,15 @@ std::int64_t ScanFamily::static_shared_bytes(std::int64_t algo, std::int64_t blo
 
 std::int64_t ScanFamily::dynamic_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t ept,
                                               std::int64_t pad) {
-  // The staging of the blocked layouts' stores; the striped layout stores straight from registers.
-  return ept == 1 || striped_layout(algo) ? 0 : padded_size(block * ept, pad) * 8;
+  // The staging of the blocked layouts' stores; striped stores straight from registers.
+  return ept == 1 || algo == striped ? 0 : padded_size(block * ept, pad) * 8;
 }
 
 Space ScanFamily::space(const DeviceLimits& limits) const {
   Space s;
-  // striped and persistent came after the others: appended, so that stored configs keep their
-  // algo numbers.
-  s.labelled_axis("algo", {"blelloch", "warp", "lookback", "striped", "persistent"},
-                  "block scan algorithm and multi-block scheme (striped: look-back over warp-striped tiles; "
-                  "persistent: striped, resident blocks loop over tiles and load the next before storing)")
+  // striped came after the others: appended, so that stored configs keep their algo numbers.
+  s.labelled_axis("algo", {"blelloch", "warp", "lookback", "striped"},
+                  "block scan algorithm and multi-block scheme (striped: look-back over warp-striped tiles)")
       .axis("block", {64, 128, 256, 512, 1024}, "threads per block")
       .axis("ept", {1, 2, 4, 8, 12, 16}, "elements per thread")
       .axis("vec", {1, 2, 4}, "elements per vector load")
@@ -99,15 +97,7 @@ Space ScanFamily::space(const DeviceLimits& limits) const {
       .require("ept % vec == 0")
       .require("pad only where shared arrays are strided (blelloch tree, or staged stores when ept > 1)",
                [](const ConfigView& c) {
-                 return c["pad"] == 0 || c["algo"] == blelloch || (!striped_layout(c["algo"]) && c["ept"] > 1);
-               })
-      // persistent holds a tile's lengths and the next tile's loads at once: at block 1024 (64
-      // registers) ept 12 and 16 spill on sm_90. Small tiles gain nothing from a resident loop
-      // with vector loads that it cannot use at vec 1.
-      .require("persistent: block >= 256, ept >= 4, vec >= 2, block * ept <= 8192",
-               [](const ConfigView& c) {
-                 return c["algo"] != persistent ||
-                        (c["block"] >= 256 && c["ept"] >= 4 && c["vec"] >= 2 && c["block"] * c["ept"] <= 8192);
+                 return c["pad"] == 0 || c["algo"] == blelloch || (c["algo"] != striped && c["ept"] > 1);
                })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
@@ -118,17 +108,6 @@ Space ScanFamily::space(const DeviceLimits& limits) const {
                         max;
                });
   return s;
-}
-
-std::int64_t ScanFamily::persistent_grid(std::int64_t tiles, std::int64_t block) {
-  // The plan must not depend on the device (results store it and replay it), so the bound is
-  // fixed. Blocks past those resident start only when the tiles have run out, take a number past
-  // the last tile and end, an atomic's round trip each at the end of the kernel: a bound of 2048
-  // threads an SM added about one such block per SM at block 1024 (1 resident at 60 registers),
-  // some 2 us, 5 % of a 2^22 scan. Configs under 64 registers could hold a few more blocks than
-  // this bound gives them (256 x 4: 6 an SM, 4 given).
-  constexpr std::int64_t sms = 160, registers_per_sm = 65536, registers_per_thread = 64;
-  return std::min(tiles, sms * std::max<std::int64_t>(1, registers_per_sm / (block * registers_per_thread)));
 }
 
 Problem ScanFamily::make_problem(std::int64_t n, const std::string& type, std::int64_t starts_offset,
@@ -194,7 +173,7 @@ std::vector<Step> ScanFamily::plan(const Problem& p, const ConfigView& c) const 
   const BufferArg stops{"stops", p.integer("stops_offset") * bytes};
   const std::int64_t tiles = tiles_of(p, c);
   const Dim3 block{static_cast<unsigned>(c["block"])};
-  const Dim3 grid{static_cast<unsigned>(c["algo"] == persistent ? persistent_grid(tiles, c["block"]) : tiles)};
+  const Dim3 grid{static_cast<unsigned>(tiles)};
   const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c["algo"], c["block"], c["ept"], c["pad"]));
 
   std::vector<Step> steps{MemsetStep{"error", 0xffffffffu, 8}};

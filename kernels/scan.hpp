@@ -12,16 +12,10 @@ namespace cutune {
 
 class ScanFamily : public Family {
  public:
-  // lookback, striped and persistent run one kernel, scan_lookback, with decoupled look-back;
-  // striped lays tiles out warp-striped and stages nothing in shared memory; persistent is striped
-  // with a grid of resident blocks that loop over tiles, loading the next before storing the
-  // current one (templates/scan.cu).
-  enum Algorithm : std::int64_t { blelloch = 0, warp = 1, lookback = 2, striped = 3, persistent = 4 };
-  static bool single_pass(std::int64_t algo) { return algo == lookback || algo == striped || algo == persistent; }
-  static bool striped_layout(std::int64_t algo) { return algo == striped || algo == persistent; }
-  // persistent's grid: at most as many blocks as a GPU of up to 160 SMs holds at 64 registers a
-  // thread (an H100 has 132 SMs of 65536 registers); see persistent_grid in scan.cpp.
-  static std::int64_t persistent_grid(std::int64_t tiles, std::int64_t block);
+  // lookback and striped run one kernel, scan_lookback, with decoupled look-back; striped lays
+  // tiles out warp-striped and stages nothing in shared memory (templates/scan.cu).
+  enum Algorithm : std::int64_t { blelloch = 0, warp = 1, lookback = 2, striped = 3 };
+  static bool single_pass(std::int64_t algo) { return algo == lookback || algo == striped; }
 
   std::string name() const override { return "scan"; }
   std::string summary() const override;

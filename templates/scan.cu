@@ -13,8 +13,6 @@
 //                 2 lookback: single pass with decoupled look-back (Merrill & Garland)
 //                 3 striped: lookback with warp-striped tiles: coalesced vector loads, no shared-memory
 //                   staging, exclusive offsets stored as aligned int64 pairs (see its kernel)
-//                 4 persistent: striped tiles, but each block loops over tiles and issues the next
-//                   tile's loads before the current tile's stores (see its kernel)
 //   CUTUNE_BLOCK  threads per block (power of two)
 //   CUTUNE_EPT    elements per thread (consecutive, "blocked" arrangement; striped: EPT / VEC runs of
 //                 VEC consecutive elements, 32 * VEC apart)
@@ -414,69 +412,59 @@ __device__ __forceinline__ void store_run(sum_t* __restrict__ at, const sum_t (&
 #endif
 }
 
-typedef typename vec_of<VEC>::type vec_t;
-
-// This lane's first element in `tile`: element k of its chunk j is that + j * CHUNK_SPAN + k.
-__device__ __forceinline__ long long striped_first(long long tile) {
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ stops, long long n,
+              u64* __restrict__ tile_state, unsigned int* __restrict__ tile_counter, sum_t* __restrict__ out,
+              u64* __restrict__ error_index) {
+  __shared__ ScanShared sh;
+  // Tiles are numbered in the order blocks start, so every predecessor is already running.
+  if (threadIdx.x == 0) sh.tile = atomicAdd(tile_counter, 1u);
+  __syncthreads();
+  const long long tile = sh.tile;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  return tile * TILE + (long long)warp * (32 * EPT) + lane * VEC;
-}
+  // This lane's element k of chunk j is first + j * CHUNK_SPAN + k.
+  const long long first = tile * TILE + (long long)warp * (32 * EPT) + lane * VEC;
+  const bool full = (tile + 1) * TILE <= n;  // uniform across the block
 
-// Issues this lane's vector loads of a full tile with aligned inputs; nothing waits for them here.
-__device__ __forceinline__ void load_vectors(const value_t* __restrict__ starts, const value_t* __restrict__ stops,
-                                             long long first, vec_t (&sv)[CHUNKS], vec_t (&ev)[CHUNKS]) {
-#pragma unroll
-  for (int j = 0; j < CHUNKS; ++j) {
-    sv[j] = *reinterpret_cast<const vec_t*>(starts + first + j * CHUNK_SPAN);
-    ev[j] = *reinterpret_cast<const vec_t*>(stops + first + j * CHUNK_SPAN);
-  }
-}
-
-// Lengths from loaded vectors; returns whether any of them is bad.
-__device__ __forceinline__ bool lengths_of_vectors(const vec_t (&sv)[CHUNKS], const vec_t (&ev)[CHUNKS],
-                                                   len_t (&len)[EPT]) {
+  // All loads are issued before any arithmetic on them.
+  len_t len[EPT];
   bool any_bad = false;
+  if (full && vectors_aligned(starts, stops)) {
+    typedef typename vec_of<VEC>::type V;
+    V sv[CHUNKS], ev[CHUNKS];
 #pragma unroll
-  for (int j = 0; j < CHUNKS; ++j) {
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      const value_t a = element(sv[j], k), b = element(ev[j], k);
-      any_bad |= b < a;
-      len[j * VEC + k] = length(a, b);
+    for (int j = 0; j < CHUNKS; ++j) {
+      sv[j] = *reinterpret_cast<const V*>(starts + first + j * CHUNK_SPAN);
+      ev[j] = *reinterpret_cast<const V*>(stops + first + j * CHUNK_SPAN);
     }
-  }
-  return any_bad;
-}
-
-// Lengths read element by element (the last tile, or inputs not aligned for vectors); elements
-// past n count 0. Returns whether any of them is bad.
-__device__ __forceinline__ bool load_lengths_elementwise(const value_t* __restrict__ starts,
-                                                         const value_t* __restrict__ stops, long long n,
-                                                         long long first, len_t (&len)[EPT]) {
-  bool any_bad = false;
 #pragma unroll
-  for (int j = 0; j < CHUNKS; ++j) {
+    for (int j = 0; j < CHUNKS; ++j) {
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      const long long i = first + j * CHUNK_SPAN + k;
-      len_t l = 0;
-      if (i < n) {
-        const value_t a = starts[i], b = stops[i];
+      for (int k = 0; k < VEC; ++k) {
+        const value_t a = element(sv[j], k), b = element(ev[j], k);
         any_bad |= b < a;
-        l = length(a, b);
+        len[j * VEC + k] = length(a, b);
       }
-      len[j * VEC + k] = l;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const long long i = first + j * CHUNK_SPAN + k;
+        len_t l = 0;
+        if (i < n) {
+          const value_t a = starts[i], b = stops[i];
+          any_bad |= b < a;
+          l = length(a, b);
+        }
+        len[j * VEC + k] = l;
+      }
     }
   }
-  return any_bad;
-}
-
-// Rare: a lane that saw a bad element reads its elements again in increasing index order for the
-// lowest bad one.
-__device__ __forceinline__ void report_lowest_bad(const value_t* __restrict__ starts, const value_t* __restrict__ stops,
-                                                  long long n, long long first, bool any_bad, u64* error_index) {
   u64 bad = ~0ull;
   if (any_bad) {
+    // Rare: read this lane's elements again in increasing index order for the lowest bad one.
 #pragma unroll
     for (int j = 0; j < CHUNKS; ++j) {
 #pragma unroll
@@ -487,11 +475,10 @@ __device__ __forceinline__ void report_lowest_bad(const value_t* __restrict__ st
     }
   }
   report_bad(bad, error_index);
-}
 
-// Each chunk scanned across the warp: lane_prefix[j] is what precedes this lane's chunk j within
-// the warp's range. Returns the warp's total (in every lane).
-__device__ __forceinline__ sum_t scan_chunks(const len_t (&len)[EPT], sum_t (&lane_prefix)[CHUNKS]) {
+  // Each chunk scanned across the warp: lane_prefix[j] is what precedes this lane's chunk j
+  // within the warp's range.
+  sum_t lane_prefix[CHUNKS];
   sum_t warp_sum = 0;
 #pragma unroll
   for (int j = 0; j < CHUNKS; ++j) {
@@ -502,32 +489,28 @@ __device__ __forceinline__ sum_t scan_chunks(const len_t (&len)[EPT], sum_t (&la
     lane_prefix[j] = warp_sum + inclusive - mine;
     warp_sum += __shfl_sync(FULL_MASK, inclusive, 31);
   }
-  return warp_sum;
-}
+  if (lane == 0) sh.warp_totals[warp] = warp_sum;
+  __syncthreads();
 
-// Warp 0 only, with every warp's total in sh.warp_totals: scans them, publishes the tile's
-// aggregate as soon as it has it, looks back, publishes the inclusive prefix, and leaves each
-// warp's exclusive offset (tile prefix included) in warp_totals.
-__device__ __forceinline__ void resolve_warp_offsets(u64* __restrict__ tile_state, long long tile, ScanShared& sh) {
-  const int lane = threadIdx.x & 31;
-  const sum_t total_of_warp = lane < WARPS ? sh.warp_totals[lane] : 0;
-  const sum_t scanned = warp_inclusive_scan(total_of_warp);
-  const sum_t tile_total = __shfl_sync(FULL_MASK, scanned, 31);  // lanes past WARPS add 0
-  sum_t tile_prefix = 0;
-  if (tile == 0) {
-    if (lane == 0) publish(tile_state, 0, STATUS_PREFIX, tile_total);
-  } else {
-    if (lane == 0) publish(tile_state, tile, STATUS_AGGREGATE, tile_total);
-    tile_prefix = look_back(tile_state, tile);  // the same in every lane
-    if (lane == 0) publish(tile_state, tile, STATUS_PREFIX, tile_prefix + tile_total);
+  // Warp 0 scans the warp totals, publishes the tile's aggregate as soon as it has it, looks back,
+  // and leaves each warp's exclusive offset (tile prefix included) in warp_totals.
+  if (warp == 0) {
+    const sum_t total_of_warp = lane < WARPS ? sh.warp_totals[lane] : 0;
+    const sum_t scanned = warp_inclusive_scan(total_of_warp);
+    const sum_t tile_total = __shfl_sync(FULL_MASK, scanned, 31);  // lanes past WARPS add 0
+    sum_t tile_prefix = 0;
+    if (tile == 0) {
+      if (lane == 0) publish(tile_state, 0, STATUS_PREFIX, tile_total);
+    } else {
+      if (lane == 0) publish(tile_state, tile, STATUS_AGGREGATE, tile_total);
+      tile_prefix = look_back(tile_state, tile);  // the same in every lane
+      if (lane == 0) publish(tile_state, tile, STATUS_PREFIX, tile_prefix + tile_total);
+    }
+    if (lane < WARPS) sh.warp_totals[lane] = tile_prefix + scanned - total_of_warp;
   }
-  if (lane < WARPS) sh.warp_totals[lane] = tile_prefix + scanned - total_of_warp;
-}
+  __syncthreads();
+  const sum_t warp_offset = sh.warp_totals[warp];
 
-// Writes this lane's exclusive offsets (and tooffsets[n] from the lane of element n - 1).
-__device__ __forceinline__ void store_offsets_striped(sum_t* __restrict__ out, long long n, long long first, bool full,
-                                                      const len_t (&len)[EPT], const sum_t (&lane_prefix)[CHUNKS],
-                                                      sum_t warp_offset) {
   const bool vector_out = full && ((unsigned long long)out % (VEC * sizeof(sum_t))) == 0;
 #pragma unroll
   for (int j = 0; j < CHUNKS; ++j) {
@@ -555,109 +538,5 @@ __device__ __forceinline__ void store_offsets_striped(sum_t* __restrict__ out, l
     }
   }
 }
-
-#if CUTUNE_ALGO == 3
-extern "C" __global__ void __launch_bounds__(BLOCK)
-scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ stops, long long n,
-              u64* __restrict__ tile_state, unsigned int* __restrict__ tile_counter, sum_t* __restrict__ out,
-              u64* __restrict__ error_index) {
-  __shared__ ScanShared sh;
-  // Tiles are numbered in the order blocks start, so every predecessor is already running.
-  if (threadIdx.x == 0) sh.tile = atomicAdd(tile_counter, 1u);
-  __syncthreads();
-  const long long tile = sh.tile;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const long long first = striped_first(tile);
-  const bool full = (tile + 1) * TILE <= n;  // uniform across the block
-
-  // All loads are issued before any arithmetic on them.
-  len_t len[EPT];
-  bool any_bad;
-  if (full && vectors_aligned(starts, stops)) {
-    vec_t sv[CHUNKS], ev[CHUNKS];
-    load_vectors(starts, stops, first, sv, ev);
-    any_bad = lengths_of_vectors(sv, ev, len);
-  } else {
-    any_bad = load_lengths_elementwise(starts, stops, n, first, len);
-  }
-  report_lowest_bad(starts, stops, n, first, any_bad, error_index);
-
-  sum_t lane_prefix[CHUNKS];
-  const sum_t warp_sum = scan_chunks(len, lane_prefix);
-  if (lane == 0) sh.warp_totals[warp] = warp_sum;
-  __syncthreads();
-  if (warp == 0) resolve_warp_offsets(tile_state, tile, sh);
-  __syncthreads();
-  store_offsets_striped(out, n, first, full, len, lane_prefix, sh.warp_totals[warp]);
-}
-
-#else
-// ---- single pass, striped tiles, resident blocks that prefetch (persistent) --------------------
-//
-// The striped kernel's tile, but a block does not end with its tile: it takes the next tile
-// number while it looks back, and issues the next tile's loads before it stores the current
-// tile's offsets. A block of the striped kernel reads nothing from its last load until it has
-// ended and a new block has started, taken a tile number (an atomic's round trip) and waited
-// for its loads; with one block of 1024 threads on an SM, the SM's reads stopped for all that.
-// The grid is a bound on the resident blocks (ScanFamily::plan): a block that starts only after
-// the tiles have run out takes a number past the last tile and ends.
-//
-// No deadlock: a running block holds its current tile and at most one later tile (taken after
-// it), and numbers are taken in counter order. Take the lowest tile m without an inclusive
-// prefix: if it is a block's next tile, that block's current tile is lower, so it has its prefix
-// and the block goes on to m; if it is a block's current tile, all its predecessors have their
-// prefixes and its look-back ends. Either way m gets its prefix.
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ stops, long long n,
-              u64* __restrict__ tile_state, unsigned int* __restrict__ tile_counter, sum_t* __restrict__ out,
-              u64* __restrict__ error_index) {
-  __shared__ ScanShared sh;
-  const long long tiles = (n + TILE - 1) / TILE;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const bool aligned = vectors_aligned(starts, stops);
-  if (threadIdx.x == 0) sh.tile = atomicAdd(tile_counter, 1u);
-  __syncthreads();
-  long long tile = sh.tile;
-  if (tile >= tiles) return;  // uniform: started after the tiles ran out
-
-  // Loads of the current tile, in flight from the previous iteration when `prefetched`.
-  vec_t sv[CHUNKS], ev[CHUNKS];
-  bool prefetched = (tile + 1) * TILE <= n && aligned;
-  if (prefetched) load_vectors(starts, stops, striped_first(tile), sv, ev);
-
-  while (true) {
-    const long long first = striped_first(tile);
-    const bool full = (tile + 1) * TILE <= n;
-    len_t len[EPT];
-    const bool any_bad =
-        prefetched ? lengths_of_vectors(sv, ev, len) : load_lengths_elementwise(starts, stops, n, first, len);
-    report_lowest_bad(starts, stops, n, first, any_bad, error_index);
-
-    sum_t lane_prefix[CHUNKS];
-    const sum_t warp_sum = scan_chunks(len, lane_prefix);
-    if (lane == 0) sh.warp_totals[warp] = warp_sum;
-    __syncthreads();  // (A)
-    if (warp == 0) {
-      // The next number is taken only now, when this tile's data has arrived, so that it is not
-      // held long before this block can work on it (later tiles would wait on it).
-      unsigned int next_tile = 0;
-      if (lane == 0) next_tile = atomicAdd(tile_counter, 1u);
-      resolve_warp_offsets(tile_state, tile, sh);
-      // Every thread read sh.tile after the last (B) and before this (A).
-      if (lane == 0) sh.tile = next_tile;
-    }
-    __syncthreads();  // (B)
-    const sum_t warp_offset = sh.warp_totals[warp];
-    const long long next = sh.tile;
-    // The next tile's loads go out before this tile's stores.
-    prefetched = next < tiles && (next + 1) * TILE <= n && aligned;
-    if (prefetched) load_vectors(starts, stops, striped_first(next), sv, ev);
-    store_offsets_striped(out, n, first, full, len, lane_prefix, warp_offset);
-    if (next >= tiles) return;
-    tile = next;
-  }
-}
-#endif
 #endif
 #endif

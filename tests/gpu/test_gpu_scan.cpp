@@ -101,16 +101,6 @@ const std::vector<std::string> kStripedSample{
     "algo=striped,block=64,ept=1,vec=1,pad=0",   "algo=striped,block=128,ept=8,vec=2,pad=0",
     "algo=striped,block=512,ept=16,vec=2,pad=0", "algo=striped,block=1024,ept=16,vec=4,pad=0"};
 
-// Persistent configs (striped tiles, resident blocks looping over them) of every block size and
-// vector width it takes.
-const std::vector<std::string> kPersistentSample{
-    "algo=persistent,block=256,ept=16,vec=4,pad=0", "algo=persistent,block=512,ept=8,vec=2,pad=0",
-    "algo=persistent,block=1024,ept=8,vec=4,pad=0", "algo=persistent,block=1024,ept=4,vec=2,pad=0"};
-
-// More elements than one wave of persistent blocks covers at any of its shapes (at most 160 * 1024
-// threads of at most 16 elements), and no multiple of a tile: blocks loop, the last tile is partial.
-constexpr std::int64_t kLooping = 160 * 1024 * 16 + 12'345;
-
 }  // namespace
 
 TEST(GpuScan, LowestBadIndexIsFoundWhereverItIs) {
@@ -121,7 +111,6 @@ TEST(GpuScan, LowestBadIndexIsFoundWhereverItIs) {
       "algo=lookback,block=256,ept=16,vec=4,pad=1",  "algo=lookback,block=64,ept=1,vec=1,pad=0",
       "algo=lookback,block=1024,ept=12,vec=4,pad=0", "algo=warp,block=512,ept=1,vec=1,pad=0"};
   keys.insert(keys.end(), kStripedSample.begin(), kStripedSample.end());
-  keys.insert(keys.end(), kPersistentSample.begin(), kPersistentSample.end());
   std::mt19937_64 rng(7);
   // {130, 385} and {2, 1}: two bad elements in one striped lane (vec=4: chunks 1 and 3 of lane 0;
   // one chunk), the later one found first if the lane's second look went the wrong way.
@@ -136,22 +125,10 @@ TEST(GpuScan, LowestBadIndexIsFoundWhereverItIs) {
 // tile full, so tooffsets[n] comes from a vector run) and one element less.
 TEST(GpuScan, StripedFindsTheLowestBadIndexAtTheEdges) {
   ScanFamily scan;
-  std::vector<std::string> keys = kStripedSample;
-  keys.insert(keys.end(), kPersistentSample.begin(), kPersistentSample.end());
-  expect_lowest_bad_index_found(scan, ScanFamily::make_problem(1, "int32"), keys, {{0}});
+  expect_lowest_bad_index_found(scan, ScanFamily::make_problem(1, "int32"), kStripedSample, {{0}});
   for (const std::int64_t n : {49'152, 49'151})
-    expect_lowest_bad_index_found(scan, ScanFamily::make_problem(n, "int32"), keys,
+    expect_lowest_bad_index_found(scan, ScanFamily::make_problem(n, "int32"), kStripedSample,
                                   {{n - 1}, {0, n - 1}, {n - 2, n - 1}, {16383, 16384}});
-}
-
-// Persistent blocks loop over tiles (the grid is bounded) and load the next tile before storing:
-// a bad element in a tile some block took as its second or later, or in the prefetched tile
-// right after a bad one, and at the partial last tile.
-TEST(GpuScan, PersistentFindsTheLowestBadIndexWhereBlocksLoop) {
-  ScanFamily scan;
-  const std::int64_t n = kLooping;
-  expect_lowest_bad_index_found(scan, ScanFamily::make_problem(n, "int32"), kPersistentSample,
-                                {{n - 1}, {n - 12'345}, {2'000'000, 2'000'001}, {1'500'000, 2'500'000}, {8191, 8192}});
 }
 
 // Every striped config against the reference where tiles end: a single list, sizes one below, at
@@ -169,28 +146,11 @@ TEST(GpuScan, StripedVerifiesAtTileBoundariesAndTinySizes) {
   TempDb t;
   db::Store store(t.path);
   SessionOptions options = session_options(problems);
-  options.restrictions = {"algo == striped || algo == persistent"};
+  options.restrictions = {"algo == striped"};
   const auto rows = tune(scan, store, options);
   EXPECT_EQ(rows.size(),
             tuning_space(scan, device().limits(), options.restrictions).enumerate().size() * problems.size());
-  EXPECT_GE(rows.size(), 95u * problems.size());
-  expect_all_verified(rows);
-}
-
-// Every persistent config against the reference where its blocks loop: each block takes several
-// tiles, the next one's loads in flight while it stores, and the last tile is partial; 64-bit
-// elements, and inputs not aligned for vectors (every tile read element by element).
-TEST(GpuScan, PersistentVerifiesWhereBlocksLoop) {
-  ScanFamily scan;
-  const std::vector<Problem> problems{ScanFamily::make_problem(kLooping, "int32"),
-                                      ScanFamily::make_problem(kLooping, "int64"),
-                                      ScanFamily::make_problem(kLooping, "int32", 1, 0)};
-  TempDb t;
-  db::Store store(t.path);
-  SessionOptions options = session_options(problems);
-  options.restrictions = {"algo == persistent"};
-  const auto rows = tune(scan, store, options);
-  EXPECT_EQ(rows.size(), 20u * problems.size());
+  EXPECT_GE(rows.size(), 75u * problems.size());
   expect_all_verified(rows);
 }
 
@@ -228,43 +188,22 @@ TEST(GpuScan, PlantedWrongVariantIsRejected) {
   EXPECT_EQ(best[0].config.rfind("algo=lookback", 0), std::string::npos) << best[0].config;
 }
 
-// The same subtle error in the striped and persistent kernels: tile 2 one too high. They write
-// exclusive sums, tooffsets[i] for element i, so the first wrong offset is tile 2's first
-// element's. At 200 000 elements persistent blocks of 256 threads loop (more tiles than resident
-// blocks), and whichever block takes tile 2 gets it wrong.
+// The same subtle error in the striped kernel: tile 2 one too high. It writes exclusive sums,
+// tooffsets[i] for element i, so the first wrong offset is tile 2's first element's.
 TEST(GpuScan, PlantedWrongStripedVariantIsRejected) {
-  struct Planting {
-    std::string from, to, only;
-    std::size_t configs;
-  };
-  const std::vector<Planting> plantings{
-      {"store_offsets_striped(out, n, first, full, len, lane_prefix, sh.warp_totals[warp]);",
-       "store_offsets_striped(out, n, first, full, len, lane_prefix, sh.warp_totals[warp] + (tile == 2 ? 1 : 0));",
-       "algo=striped", 75},
-      {"store_offsets_striped(out, n, first, full, len, lane_prefix, warp_offset);",
-       "store_offsets_striped(out, n, first, full, len, lane_prefix, warp_offset + (tile == 2 ? 1 : 0));",
-       "algo=persistent", 20},
-      // The next tile's loads from the current tile's place: every tile a block took after its
-      // first gets its predecessor's lengths.
-      {"if (prefetched) load_vectors(starts, stops, striped_first(next), sv, ev);",
-       "if (prefetched) load_vectors(starts, stops, striped_first(tile), sv, ev);", "algo=persistent", 20}};
-  for (const auto& planting : plantings) {
-    TempDb t;
-    db::Store store(t.path);
-    EditedScan wrong(planting.from, planting.to, planting.only);
-    const bool loads_wrong = planting.to.find("striped_first(tile), sv") != std::string::npos;
-    const auto rows =
-        tune(wrong, store, session_options({ScanFamily::make_problem(loads_wrong ? kLooping : 200'000, "int32")}));
-    const Space space = wrong.space(device().limits());
-    ASSERT_GE(rows.size(), planting.configs) << planting.to;
-    for (const auto& r : rows) {
-      EXPECT_EQ(r.status, "wrong_result") << r.config;
-      ASSERT_TRUE(r.error_index) << r.config;
-      if (loads_wrong) continue;  // where depends on which tiles blocks took
-      const Config config = space.parse(r.config);
-      const ConfigView c(space, config);
-      EXPECT_EQ(*r.error_index, 2 * c["block"] * c["ept"]) << r.config << ": " << r.error;
-    }
+  TempDb t;
+  db::Store store(t.path);
+  EditedScan wrong("sum_t running = warp_offset + lane_prefix[j];",
+                   "sum_t running = warp_offset + lane_prefix[j] + (tile == 2 ? 1 : 0);", "algo=striped");
+  const auto rows = tune(wrong, store, session_options({ScanFamily::make_problem(200'000, "int32")}));
+  const Space space = wrong.space(device().limits());
+  ASSERT_GE(rows.size(), 75u);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.status, "wrong_result") << r.config;
+    ASSERT_TRUE(r.error_index) << r.config;
+    const Config config = space.parse(r.config);
+    const ConfigView c(space, config);
+    EXPECT_EQ(*r.error_index, 2 * c["block"] * c["ept"]) << r.config << ": " << r.error;
   }
 }
 
@@ -277,11 +216,9 @@ TEST(GpuScan, StripedVariantWithoutTheLastOffsetIsRejected) {
   for (const auto& [line, n] : edits) {
     TempDb t;
     db::Store store(t.path);
-    EditedScan wrong(line, ";");  // in store_offsets_striped, which persistent calls too
-    SessionOptions options = session_options({ScanFamily::make_problem(n, "int32")});
-    options.restrictions = {"algo == striped || algo == persistent"};
-    const auto rows = tune(wrong, store, options);
-    EXPECT_GE(expect_rejected_exactly(rows, {"algo=striped", "algo=persistent"}, n), 95) << line;
+    EditedScan wrong(line, ";", "algo=striped");
+    const auto rows = tune(wrong, store, session_options({ScanFamily::make_problem(n, "int32")}));
+    EXPECT_GE(expect_rejected_exactly(rows, {"algo=striped"}, n), 75) << line;
   }
 }
 
@@ -289,12 +226,11 @@ TEST(GpuScan, StripedVariantWithoutTheLastOffsetIsRejected) {
 // with elements 1 and 2 bad (one chunk of lane 0 at vec=4), it reports 2 and must be rejected.
 TEST(GpuScan, StripedVariantReportingALaterBadIndexIsRejected) {
   EditedScan wrong("if (bad == ~0ull && i < n && stops[i] < starts[i]) bad = i;",
-                   "if (i < n && stops[i] < starts[i]) bad = i;");  // in report_lowest_bad, shared
+                   "if (i < n && stops[i] < starts[i]) bad = i;", "algo=striped");
   expect_lowest_bad_index_found(
       wrong, ScanFamily::make_problem(50'000, "int32"),
-      {"algo=striped,block=256,ept=16,vec=4,pad=0", "algo=striped,block=1024,ept=12,vec=4,pad=0",
-       "algo=persistent,block=256,ept=16,vec=4,pad=0"},
-      {{2, 1}}, Status::wrong_result);
+      {"algo=striped,block=256,ept=16,vec=4,pad=0", "algo=striped,block=1024,ept=12,vec=4,pad=0"}, {{2, 1}},
+      Status::wrong_result);
 }
 
 TEST(GpuScan, FaultingVariantIsContainedAndTheRunGoesOn) {

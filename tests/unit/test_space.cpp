@@ -129,53 +129,6 @@ TEST(ScanSpace, StripedIsAppendedAndStoredConfigsKeepTheirMeaning) {
   EXPECT_EQ(scratch[0].name, "tile_state");
 }
 
-// persistent came after striped as a fifth algo label: stored striped configs keep their meaning.
-// It takes only shapes that neither spill at block 1024 nor use scalar loads, and its grid is
-// bounded (resident blocks loop over the tiles), with the same scratch as the other look-backs.
-TEST(ScanSpace, PersistentIsAppendedWithBoundedShapesAndGrid) {
-  ScanFamily scan;
-  const Space space = scan.space(DeviceLimits{});
-  const std::string stored = "algo=striped,block=1024,ept=16,vec=4,pad=0";
-  EXPECT_EQ(space.parse(stored).values, (std::vector<std::int64_t>{ScanFamily::striped, 1024, 16, 4, 0}));
-
-  int persistent = 0;
-  for (const auto& config : space.enumerate()) {
-    const ConfigView c(space, config);
-    if (c["algo"] != ScanFamily::persistent) continue;
-    ++persistent;
-    EXPECT_GE(c["block"], 256) << space.key(config);
-    EXPECT_GE(c["ept"], 4) << space.key(config);
-    EXPECT_GE(c["vec"], 2) << space.key(config);
-    EXPECT_LE(c["block"] * c["ept"], 8192) << space.key(config);
-    EXPECT_EQ(c["pad"], 0) << space.key(config);
-    EXPECT_EQ(ScanFamily::dynamic_shared_bytes(c["algo"], c["block"], c["ept"], c["pad"]), 0);
-  }
-  // blocks 256 and 512: ept 4, 8, 12, 16 at vec 2 and 4; block 1024: ept 4 and 8.
-  EXPECT_EQ(persistent, 8 + 8 + 4);
-  EXPECT_TRUE(space.violation(space.parse("algo=persistent,block=1024,ept=16,vec=4,pad=0")));
-  EXPECT_TRUE(space.violation(space.parse("algo=persistent,block=512,ept=8,vec=1,pad=0")));
-
-  const Config config = space.parse("algo=persistent,block=1024,ept=8,vec=4,pad=0");
-  const ConfigView c(space, config);
-  const auto launch_of = [&](std::int64_t n) {
-    const auto steps = scan.plan(ScanFamily::make_problem(n, "int32"), c);
-    EXPECT_EQ(steps.size(), 3u);
-    return std::get<KernelLaunch>(steps.back());
-  };
-  // Few tiles: one block each. Many: what 160 SMs hold at 64 registers a thread (one block of 1024).
-  EXPECT_EQ(launch_of(100'000).grid.x, (100'000u + 8191) / 8192);
-  const auto large = launch_of(std::int64_t{1} << 27);
-  EXPECT_EQ(large.kernel, "scan_lookback");
-  EXPECT_EQ(large.grid.x, 160u);
-  EXPECT_EQ(ScanFamily::persistent_grid(1'000'000, 256), 160 * 4);
-  EXPECT_EQ(large.dynamic_shared_bytes, 0u);
-  // The tile states cover every tile, not only the grid's.
-  const auto scratch = scan.scratch(ScanFamily::make_problem(std::int64_t{1} << 27, "int32"), c);
-  ASSERT_EQ(scratch.size(), 1u);
-  EXPECT_EQ(scratch[0].name, "tile_state");
-  EXPECT_EQ(scratch[0].bytes, ((std::int64_t{1} << 27) / 8192 + 2) * 8);
-}
-
 TEST(ScanProblems, DefaultsAndValidation) {
   ScanFamily scan;
   const auto defaults = scan.problems({});
