@@ -2,10 +2,7 @@
 // the warm start (what it reads and how it opens a search), and strategy options.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <limits>
 #include <set>
 
 #include "core/error.hpp"
@@ -152,104 +149,46 @@ TEST(BayesOpt, AWarmStartThatLosesToTheSpaceFillingConfigsGetsNoSecondSeed) {
   }
 }
 
-TEST(WarmPrior, GivesEachSourceAModelInputOfItsOwn) {
+TEST(WarmPrior, KeepsSourcesApartAndWeighsThemByWhatTheyPredict) {
   const Space space = grid_space();
-  // Times of this device: a + b. One source agrees (a + b, slower), one is reversed (1 / (a + b)),
-  // one holds only configs with a = 1.
-  WarmStartSource agreeing{"agreeing", {}}, reversed{"reversed", {}}, partial{"partial", {}};
+  // Times of this device: a + b. One source agrees (a + b, slower), one is reversed (1 / (a + b)).
+  WarmStartSource agreeing{"agreeing", {}}, reversed{"reversed", {}};
   space.for_each_valid([&](const Config& c) {
     const double t = static_cast<double>(c.values[0] + c.values[1]);
     agreeing.results.push_back({c, 10 * t, 1});
     reversed.results.push_back({c, 1 / t, 1});
-    if (c.values[0] == 1) partial.results.push_back({c, t, 1});
   });
-  const WarmPrior prior({agreeing, reversed, partial}, space);
-  ASSERT_EQ(prior.sources(), 3u);
-  const Eigen::VectorXd fast = prior.inputs(Config{{1, 1}}), slow = prior.inputs(Config{{7, 7}});
-  ASSERT_EQ(fast.size(), 3);
-  // Each source is normalised on its own: z-scores on the unit scale of the coordinates, so the
-  // agreeing source's favourite sits low and the reversed source's high, about the middle (0.5).
-  EXPECT_LT(fast(0), 0.5);
-  EXPECT_GT(slow(0), 0.5);
-  EXPECT_GT(fast(1), 0.5);
-  EXPECT_LT(slow(1), 0.5);
-  EXPECT_NEAR(fast(0) + fast(1), 1.0, 0.1);  // mirror images (of log t and −log t)
-  EXPECT_DOUBLE_EQ(slow(2), 0.5);            // a config a source lacks: its mean
-  EXPECT_LT(fast(2), 0.5);
-  for (Eigen::Index k = 0; k < 3; ++k)
-    EXPECT_DOUBLE_EQ(prior.inputs(Config{{3, 4}})(k), (prior.scores(Config{{3, 4}})(k) + 3) / 6);
-  // The ranking is the consensus; with the agreeing source alone, its favourite first.
-  EXPECT_EQ(WarmPrior({agreeing}, space).ranked().front(), (Config{{1, 1}}));
-}
-
-namespace {
-
-// A landscape whose coordinates say little: the time of (a, b) is a hash of it, unique per config.
-double scrambled_time(const Config& c) {
-  return 1.0 + static_cast<double>((c.values[0] * 37 + c.values[1] * 91) % 61) / 61.0 + 1e-3 * c.values[0];
-}
-
-// Evaluations bayes_opt needs to propose `optimum`, at most `budget`.
-std::size_t evaluations_to(const Config& optimum, std::uint64_t seed, const WarmStart& warm, std::size_t budget) {
-  const Space space = grid_space();
-  BayesOpt search(space, seed, BayesOpt::Options{}, warm);
-  for (std::size_t n = 1; n <= budget; ++n) {
-    const auto batch = search.propose(1);
-    if (batch.empty()) return budget;
-    if (batch.at(0) == optimum) return n;
-    search.observe({batch.at(0), scrambled_time(batch.at(0)), 1});
-  }
-  return budget;
-}
-
-// Mean evaluations to the optimum of scrambled_time over seeds 1..5, warm-started from `warm`.
-double mean_evaluations_to_optimum(const WarmStart& warm) {
-  const Space space = grid_space();
-  Config optimum;
-  double best = std::numeric_limits<double>::infinity();
+  const WarmPrior prior({agreeing, reversed}, space);
+  ASSERT_EQ(prior.sources(), 2u);
+  // The consensus of a perfect and a reversed source ranks nothing well, but the fit sorts them.
+  std::vector<Config> measured;
   space.for_each_valid([&](const Config& c) {
-    if (scrambled_time(c) < best) {
-      best = scrambled_time(c);
-      optimum = c;
-    }
+    if ((c.values[0] * 3 + c.values[1]) % 5 == 0) measured.push_back(c);
   });
-  double sum = 0;
-  for (std::uint64_t seed = 1; seed <= 5; ++seed) sum += static_cast<double>(evaluations_to(optimum, seed, warm, 61));
-  return sum / 5;
-}
-
-// Another device's results on grid_space(): the same ranking as scrambled_time in the large, on a
-// scale of its own and reordered in the small (so its favourite is not this device's optimum);
-// with `mediocre_favourites`, its eight favourites are configs of this device's middle.
-WarmStartSource another_device(bool mediocre_favourites) {
-  const Space space = grid_space();
-  std::vector<Config> here;  // fastest first
-  space.for_each_valid([&](const Config& c) { here.push_back(c); });
-  std::sort(here.begin(), here.end(),
-            [](const Config& a, const Config& b) { return scrambled_time(a) < scrambled_time(b); });
-  WarmStartSource there{mediocre_favourites ? "right in the large, wrong at the top" : "agreeing in the large", {}};
-  for (std::size_t rank = 0; rank < here.size(); ++rank) {
-    const Config& c = here[rank];
-    const double t = scrambled_time(c) + 0.05 * static_cast<double>((c.values[0] * 13 + c.values[1] * 7) % 5);
-    const bool favourite = mediocre_favourites && rank >= 24 && rank < 32;
-    there.results.push_back({c, favourite ? 0.1 * static_cast<double>(rank - 23) : 3 * t * t, 1});
+  Eigen::MatrixXd scores(static_cast<Eigen::Index>(measured.size()), 2);
+  Eigen::VectorXd y(scores.rows());
+  for (Eigen::Index i = 0; i < scores.rows(); ++i) {
+    scores.row(i) = prior.scores(measured[static_cast<std::size_t>(i)]).transpose();
+    y(i) = std::log(static_cast<double>(measured[static_cast<std::size_t>(i)].values[0] +
+                                        measured[static_cast<std::size_t>(i)].values[1]));
   }
-  return there;
-}
+  y = (y.array() - y.mean()) / std::sqrt((y.array() - y.mean()).square().sum() / static_cast<double>(y.size() - 1));
+  const Eigen::VectorXd both = prior.fit_weights(scores, y);
+  EXPECT_GT(both(0), 0.8);
+  EXPECT_EQ(both(1), 0.0);  // never negative: a reversed source is dropped, not turned around
 
-}  // namespace
-
-TEST(BayesOpt, LearnsWhatASourcesScoresSayHereThroughItsInput) {
-  const double cold = mean_evaluations_to_optimum({});
-  // A source that orders this device: its input leads the model to the optimum.
-  const double agreeing = mean_evaluations_to_optimum({another_device(false)});
-  EXPECT_LT(agreeing, cold / 2) << "cold " << cold;
-  // A source whose favourites are mediocre here: once its seed measures mediocre, configs it
-  // scores alike are predicted mediocre too, so its favourites do not hold the search up, and the
-  // rest of its ranking still helps. (With the sources in the model's prior mean instead, fitted
-  // weights and all, the search chased the favourites: 33 evaluations against cold's 35.)
-  const double weak = mean_evaluations_to_optimum({another_device(true)});
-  EXPECT_LT(weak, 0.75 * cold) << "cold " << cold;
+  const WarmPrior reversed_only({reversed}, space);
+  Eigen::MatrixXd reversed_scores(scores.rows(), 1);
+  reversed_scores.col(0) = scores.col(1);
+  EXPECT_EQ(reversed_only.fit_weights(reversed_scores, y)(0), 0.0);
+  // Without evidence (nothing measured), the guess.
+  EXPECT_DOUBLE_EQ(reversed_only.fit_weights(Eigen::MatrixXd(0, 1), Eigen::VectorXd(0))(0), WarmPrior::kGuess);
+  // Measured only where the source's scores are all alike, its weight learns little and falls
+  // from the guess instead of being confirmed by it.
+  Eigen::MatrixXd alike = Eigen::MatrixXd::Constant(3, 1, -2.0);
+  Eigen::VectorXd spread(3);
+  spread << -1, 0, 1;
+  EXPECT_LT(reversed_only.fit_weights(alike, spread)(0), 0.1);
 }
 
 TEST(BayesOpt, BatchesGrowWithWhatTheModelKnows) {

@@ -51,8 +51,8 @@ BayesOpt::BayesOpt(const Space& space, std::uint64_t seed, Options options, cons
     : state_(space, seed),
       options_(options),
       encoding_(space),
-      prior_(warm_start, space),
-      model_(encoding_.dimensions() + prior_.sources()) {
+      model_(encoding_.dimensions()),
+      prior_(warm_start, space) {
   options_.window = std::max<std::size_t>(options_.window, 8);
 }
 
@@ -61,23 +61,15 @@ Eigen::VectorXd BayesOpt::coordinates(const Config& config) const {
   return Eigen::Map<const Eigen::VectorXd>(point.data(), static_cast<Eigen::Index>(point.size()));
 }
 
-Eigen::VectorXd BayesOpt::model_input(const Config& config) const {
-  if (prior_.empty()) return coordinates(config);
-  Eigen::VectorXd input(static_cast<Eigen::Index>(encoding_.dimensions() + prior_.sources()));
-  input << coordinates(config), prior_.inputs(config);
-  return input;
-}
-
 void BayesOpt::build_design(std::size_t size) {
   // The design: `size` configs, the warm start's best interleaved with space-filling ones. The
   // warm seeds are bets on the other results; the space-filling configs are the reference they are
-  // judged by (and what shows the model how the sources' scores relate to times here,
-  // warm_prior.hpp, since the sources say different things of them). The first seed opens; every
-  // other slot after the first two is a further seed only while the bets are confirmed
-  // (next_design_config), and the
+  // judged by (and what tells the prior's weights how far to trust the sources, warm_prior.hpp,
+  // since the sources say different things of them). The first seed opens; every other slot after
+  // the first two is a further seed only while the bets are confirmed (next_design_config), and the
   // seeds take at most half of the design, rounded up. So a source that misleads costs one
   // evaluation of the design, and its other favourites come later only through the model, as
-  // candidates that look fast only once configs their sources scored alike measured fast here.
+  // candidates whose prior mean counts once measurements confirm it.
   design_built_ = true;
   design_left_ = size;
   const std::size_t seed_count = std::min(options_.warm_seeds, (size + 1) / 2);
@@ -173,8 +165,8 @@ std::vector<Config> BayesOpt::candidates() {
       if (state_.uniform() < 0.5) mixed.values[axis] = b.values[axis];
     if (space.valid(mixed)) add(mixed);
   }
-  // The warm start's best configs not tried yet: they win only where the model, given the
-  // sources' scores as inputs, predicts them fast from what this search measured.
+  // The warm start's best configs not tried yet: they win only where the fitted prior weights
+  // (confirmed by this search's measurements) make them look fast.
   const std::vector<Config>& ranked = prior_.ranked();
   for (std::size_t i = 0, added = 0; i < ranked.size() && added < 16; ++i)
     if (!state_.proposed(ranked[i])) {
@@ -222,16 +214,22 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
     if (p->log_time) slowest = std::max(slowest, *p->log_time);
   const auto n = static_cast<Eigen::Index>(data.size());
   Eigen::VectorXd y(n);
-  Eigen::MatrixXd x(n, data.front()->x.size());
+  Eigen::MatrixXd prior(n, static_cast<Eigen::Index>(prior_.sources()));
+  Eigen::MatrixXd x(n, static_cast<Eigen::Index>(encoding_.dimensions()));
   for (Eigen::Index i = 0; i < n; ++i) {
     y(i) = data[i]->log_time.value_or(slowest);
+    prior.row(i) = data[i]->prior.transpose();
     x.row(i) = data[i]->x.transpose();
   }
   const double mean = y.mean();
   const double sd = n > 1 ? std::sqrt((y.array() - mean).square().sum() / static_cast<double>(n - 1)) : 0.0;
   const double log_sd = sd > 1e-12 ? sd : 1.0;
   y = (y.array() - mean) / log_sd;
+  // The warm start's weight per source, fitted to what was measured (warm_prior.hpp); the model
+  // learns what the prior misses.
+  const Eigen::VectorXd weights = prior_.empty() ? Eigen::VectorXd() : prior_.fit_weights(prior, y);
   Eigen::VectorXd residual = y;
+  if (!prior_.empty()) residual -= prior * weights;
   const double offset = residual.mean();
   residual.array() -= offset;
   model_.set_data(x, residual);
@@ -251,7 +249,11 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
   std::vector<Config> batch;
   if (pool.empty()) return batch;
   Eigen::MatrixXd px(static_cast<Eigen::Index>(pool.size()), x.cols());
-  for (std::size_t i = 0; i < pool.size(); ++i) px.row(static_cast<Eigen::Index>(i)) = model_input(pool[i]).transpose();
+  Eigen::VectorXd pprior = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(pool.size()));
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    px.row(static_cast<Eigen::Index>(i)) = coordinates(pool[i]).transpose();
+    if (!prior_.empty()) pprior(static_cast<Eigen::Index>(i)) = prior_.scores(pool[i]).dot(weights);
+  }
   const CostModel cost = options_.cost_power > 0 ? CostModel::fit(data) : CostModel{};
 
   GaussianProcess::Candidates predicted(model_, px);
@@ -263,7 +265,7 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
     for (std::size_t i = 0; i < pool.size(); ++i) {
       if (taken[i]) continue;
       const auto row = static_cast<Eigen::Index>(i);
-      const double mu = offset + predicted.mean()(row);
+      const double mu = offset + pprior(row) + predicted.mean()(row);
       const double sigma = std::sqrt(predicted.variance()(row));
       const double improvement = incumbent - options_.exploration - mu;
       const double z = improvement / sigma;
@@ -319,9 +321,10 @@ void BayesOpt::observe(const Observation& observation) {
   state_.record(observation);
   Point p;
   p.config = observation.config;
-  p.x = model_input(observation.config);
+  p.x = coordinates(observation.config);
   // A time of 0 (a landscape's rounding) must not become -inf.
   if (observation.objective) p.log_time = std::log(std::max(*observation.objective, 1e-12));
+  p.prior = prior_.scores(observation.config);
   p.cost_seconds = observation.cost_seconds;
   points_.push_back(std::move(p));
 }

@@ -7,10 +7,10 @@
 //   that misleads costs one evaluation of the design, not the design.
 // - Model: a Gaussian process (gaussian_process.hpp) on the log of the time, standardised.
 //   Failed configs count as the slowest time seen, so the model learns to avoid their region.
-//   With a warm start, each source's normalised log time is one more input of the model, with a
-//   length scale of its own (warm_prior.hpp): configs a source scores alike are predicted alike
-//   as far as this search's measurements show it, so a source's favourites look fast only once
-//   one of them, or configs it scores like them, measured fast here.
+//   With a warm start, the model's prior mean is a weighted sum of each source's normalised log
+//   time, one weight per source fitted to what this search has measured and never negative
+//   (warm_prior.hpp): a source that does not predict these results gets weight 0 and stops
+//   steering the search, while one that does keeps its favourites among the best candidates.
 // - Proposals: expected improvement divided by the predicted cost of measuring (cost ≈ a + b ·
 //   time, fitted to what was measured) to the power `cost_power`, and every `exploit_every`-th
 //   pick the lowest predicted time instead. Candidates are all valid and unproposed (random
@@ -60,16 +60,15 @@ class BayesOpt : public Strategy {
  private:
   struct Point {
     Config config;
-    Eigen::VectorXd x;               // the model's inputs (model_input)
+    Eigen::VectorXd x;               // unit coordinates
     std::optional<double> log_time;  // nullopt: failed
+    Eigen::VectorXd prior;           // each warm-start source's normalised log time (0: not held)
     double cost_seconds = 0;         // what evaluating it cost
   };
   void build_design(std::size_t size);
   std::optional<Config> next_design_config();  // nullopt once the design is spent
   bool warm_seeds_confirmed() const;
   Eigen::VectorXd coordinates(const Config& config) const;
-  // Unit coordinates, then each warm-start source's score as an input (WarmPrior::inputs).
-  Eigen::VectorXd model_input(const Config& config) const;
   std::vector<Config> candidates();
   std::vector<const Point*> fastest(std::size_t count) const;  // successes, fastest first
   std::vector<const Point*> window() const;
@@ -78,7 +77,6 @@ class BayesOpt : public Strategy {
   SearchState state_;
   Options options_;
   UnitEncoding encoding_;
-  WarmPrior prior_;  // the warm start: its sources' normalised times and ranking (sizes model_)
   GaussianProcess model_;
   // The opening design (build_design): warm seeds and space-filling configs still to propose,
   // next last; the seeds proposed; how many design configs were proposed and are left.
@@ -88,7 +86,8 @@ class BayesOpt : public Strategy {
   bool design_built_ = false;
   std::vector<Point> points_;  // every observation, in order
   std::size_t next_fit_ = 3;
-  std::size_t picks_ = 0;  // model picks so far
+  std::size_t picks_ = 0;  // model picks so far   // refit the hyperparameters when this many points are observed
+  WarmPrior prior_;        // the warm start: its sources' normalised times, weights and ranking
 };
 
 }  // namespace cutune

@@ -1,23 +1,23 @@
 #pragma once
 // The warm start's prior for the model-based strategy (bayes_opt.hpp): what results measured
-// elsewhere (other devices, other problem sizes) say about this search's configs, and how the
-// model uses it.
+// elsewhere (other devices, other problem sizes) say about this search's configs, and how much
+// of it to believe.
 //
 // - Each source is kept apart and normalised on its own: its successful log times become
 //   z-scores, its failures count as its slowest success. Devices differ in speed and in what
 //   suits them, so one source may predict this device well and another not at all.
-// - Each source's z-score is one more input of the model (inputs()), next to the config's
-//   coordinates, with a length scale of its own fitted like theirs: configs a source scores alike
-//   are predicted alike here to the extent that this search's measurements show it. So a source's
-//   unmeasured favourites look fast only once a config it scored alike measured fast here. One
-//   whose favourites are mediocre here (a weak source: right in the large, wrong at the top) pulls
-//   nothing, and one that does not predict at all gets a long length scale and is ignored. (An
-//   earlier version put the sources in the model's prior mean, Σ w_k · z_k with fitted weights:
-//   a small positive weight, earned by ordering the device in the large, kept a weak source's
-//   favourites ahead exactly where nothing had been measured, and delayed the optimum.)
+// - The model's prior mean is Σ_k w_k · z_k(config), one weight per source, fitted to what this
+//   search has measured by least squares shrunk towards a modest guess (ridge), and never
+//   negative. A source that does not predict these measurements gets weight 0, so it stops
+//   steering the search. The weights are never negative because a "reversed" source is not a
+//   usable prior: it would make the source's failures and slowest configs the favourites here.
+// - The fit is on z-scores that are not centred over the observed points: a search that has
+//   only measured a source's favourites (all with similar, very negative z) learns nothing about
+//   the slope from them, and the weight falls towards 0 instead of being confirmed by the guess.
+//   Evidence comes from configs whose scores differ, such as the space-filling design's.
 // - The ranking of configs (best first) is the sources' consensus, each counting equally (it is
 //   needed before any evidence): it orders the warm seeds and the prior's candidates, which then
-//   win or lose in the model.
+//   win or lose in the model under the fitted weights.
 //
 // Defined in this header (inline), as the engine's source list is kept elsewhere.
 #include <Eigen/Dense>
@@ -41,15 +41,20 @@ class WarmPrior {
   std::size_t sources() const { return sources_; }
   // Each source's z-score of the config (0, its mean, where a source lacks it); size sources().
   Eigen::VectorXd scores(const Config& config) const;
-  // The same as model inputs on the scale of the config's unit coordinates: z-scores from −3 to 3
-  // map onto 0 to 1 (kInputSpan), so the length-scale prior of the coordinates suits them too.
-  Eigen::VectorXd inputs(const Config& config) const;
+
+  // The weights that best explain standardised log times `y` (one per row of `scores`, a row per
+  // observation, a column per source): ridge regression towards kGuess / sources() each, with
+  // kGuessWeight pseudo-observations behind the guess, projected onto w ≥ 0 (coordinate descent).
+  Eigen::VectorXd fit_weights(const Eigen::MatrixXd& scores, const Eigen::VectorXd& y) const;
 
   // Configs some source holds, best first by the sources' mean z-score (ties in config order, so
   // nothing depends on hashing).
   const std::vector<Config>& ranked() const { return ranked_; }
 
-  static constexpr double kInputSpan = 6.0;
+  // The guess behind the weights, in standard deviations of this search's log time per standard
+  // deviation of a source's: sources of the same kernel usually agree in part. Its weight, in
+  // pseudo-observations, is small so that evidence takes over within a few measurements.
+  static constexpr double kGuess = 0.5, kGuessWeight = 2.0;
 
  private:
   std::size_t sources_ = 0;
@@ -111,8 +116,22 @@ inline Eigen::VectorXd WarmPrior::scores(const Config& config) const {
   return it == scores_.end() ? Eigen::VectorXd::Zero(static_cast<Eigen::Index>(sources_)) : it->second;
 }
 
-inline Eigen::VectorXd WarmPrior::inputs(const Config& config) const {
-  return (scores(config).array() + kInputSpan / 2) / kInputSpan;
+inline Eigen::VectorXd WarmPrior::fit_weights(const Eigen::MatrixXd& scores, const Eigen::VectorXd& y) const {
+  const Eigen::Index k = static_cast<Eigen::Index>(sources_);
+  const double guess = kGuess / static_cast<double>(std::max<std::size_t>(sources_, 1));
+  // Minimise |y − S w|² + λ |w − g|² over w ≥ 0, coordinate by coordinate: each step is the exact
+  // minimiser along one weight, clipped at 0. The problem is convex, so the sweeps converge; with
+  // one source, one step is the answer.
+  const Eigen::MatrixXd gram = scores.transpose() * scores;
+  const Eigen::VectorXd correlation = scores.transpose() * y;
+  Eigen::VectorXd w = Eigen::VectorXd::Constant(k, guess);
+  for (int sweep = 0; sweep < (k == 1 ? 1 : 50); ++sweep)
+    for (Eigen::Index j = 0; j < k; ++j) {
+      // ∂/∂w_j = 0 with the others fixed: (G w)_j − G_jj w_j is the pull of the other sources.
+      const double others = gram.row(j).dot(w) - gram(j, j) * w(j);
+      w(j) = std::max(0.0, (correlation(j) - others + kGuessWeight * guess) / (gram(j, j) + kGuessWeight));
+    }
+  return w;
 }
 
 }  // namespace cutune
