@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 
 namespace cutune {
@@ -11,6 +13,7 @@ using Clock = std::chrono::steady_clock;
 
 Scheduler::Scheduler(std::vector<Lane*> lanes, const Space& space) : lanes_(std::move(lanes)), space_(space) {
   if (lanes_.empty()) throw Error("a scheduler needs at least one lane");
+  current_.assign(lanes_.size(), std::nullopt);
   prepared_.assign(lanes_.size(), true);
   starved_since_.assign(lanes_.size(), std::nullopt);
   for (std::size_t lane = 0; lane < lanes_.size(); ++lane) threads_.emplace_back([this, lane] { serve(lane); });
@@ -26,22 +29,40 @@ Scheduler::~Scheduler() {
   for (auto& thread : threads_) thread.join();
 }
 
-void Scheduler::set_problem(const Problem& problem, std::uint64_t seed, const std::optional<Problem>& next) {
+std::size_t Scheduler::begin_problem(const Problem& problem, std::uint64_t seed, const std::optional<Problem>& next) {
   std::lock_guard lock(mutex_);
-  if (!queue_.empty() || running_ > 0) throw Error("Scheduler::set_problem while configs are queued or running");
-  for (Lane* lane : lanes_) lane->set_problem(problem, seed);  // the lanes' threads are idle
-  best_ms_.reset();
-  next_problem_ = next;
+  problems_.push_back({problem, next, std::nullopt});
   seed_ = seed;
-  prepared_.assign(lanes_.size(), !next.has_value());
+  return problems_.size() - 1;
 }
 
 void Scheduler::submit(std::vector<Job> jobs) {
   {
     std::lock_guard lock(mutex_);
+    for (const Job& job : jobs) {
+      if (job.problem >= problems_.size())
+        throw Error(fmt::format("Scheduler::submit: problem {} was not begun", job.problem));
+      // Lanes never go back: a job behind every lane would wait for ever.
+      const bool reachable = std::any_of(current_.begin(), current_.end(),
+                                         [&](const auto& current) { return !current || *current <= job.problem; });
+      if (!reachable) throw Error(fmt::format("Scheduler::submit: every lane has moved past problem {}", job.problem));
+    }
     for (Job& job : jobs) queue_.push_back(std::move(job));
   }
   work_ready_.notify_all();
+}
+
+std::deque<Scheduler::Job>::iterator Scheduler::choose(std::size_t lane) {
+  const std::size_t from = current_[lane].value_or(0);
+  std::optional<std::size_t> earliest;
+  for (const Job& job : queue_)
+    if (job.problem >= from && (!earliest || job.problem < *earliest)) earliest = job.problem;
+  if (!earliest) return queue_.end();
+  const auto of_earliest = [&](const Job& job) { return job.problem == *earliest; };
+  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Job& job) {
+    return of_earliest(job) && job.compiled.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  });
+  return it != queue_.end() ? it : std::find_if(queue_.begin(), queue_.end(), of_earliest);
 }
 
 std::optional<Scheduler::Finished> Scheduler::next_finished() {
@@ -74,6 +95,13 @@ std::size_t Scheduler::drop_queued() {
   return dropped;
 }
 
+std::size_t Scheduler::drop_queued(std::size_t problem) {
+  std::lock_guard lock(mutex_);
+  const std::size_t dropped = std::erase_if(queue_, [&](const Job& job) { return job.problem == problem; });
+  finished_ready_.notify_all();
+  return dropped;
+}
+
 double Scheduler::starved_seconds() const {
   std::lock_guard lock(mutex_);
   double seconds = starved_seconds_;
@@ -83,44 +111,77 @@ double Scheduler::starved_seconds() const {
   return seconds;
 }
 
-void Scheduler::improve_best(double ms) {
+void Scheduler::improve_best(std::size_t problem, double ms) {
   std::lock_guard lock(mutex_);
-  if (!best_ms_ || ms < *best_ms_) best_ms_ = ms;
+  if (problem >= problems_.size()) return;
+  auto& best = problems_[problem].best_ms;
+  if (!best || ms < *best) best = ms;
 }
 
 void Scheduler::serve(std::size_t lane) {
   while (true) {
     Job job;
+    bool have_job = false;
     std::optional<double> best;
+    const ProblemSlot* switch_to = nullptr;  // a problem this lane takes up now
+    std::uint64_t seed = 0;
     {
       std::unique_lock lock(mutex_);
-      if (queue_.empty()) starved_since_[lane] = Clock::now();
-      work_ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      auto it = choose(lane);
+      // Nothing of its problem is left to run and a later one has begun (so, by begin_problem's
+      // contract, none of its problem will come): set the newest up while idle, as its first
+      // configs compile.
+      const auto behind = [&] {
+        return it == queue_.end() && !problems_.empty() && current_[lane] != problems_.size() - 1;
+      };
+      if (it == queue_.end() && !behind()) {
+        starved_since_[lane] = Clock::now();
+        work_ready_.wait(lock, [&] { return stopping_ || (it = choose(lane)) != queue_.end() || behind(); });
+      }
       if (stopping_) return;
       if (starved_since_[lane]) {
         starved_seconds_ += std::chrono::duration<double>(Clock::now() - *starved_since_[lane]).count();
         starved_since_[lane].reset();
       }
-      // The first job whose cubin is ready; else the first in line.
-      auto it = std::find_if(queue_.begin(), queue_.end(), [](const Job& j) {
-        return j.compiled.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-      });
-      if (it == queue_.end()) it = queue_.begin();
-      job = std::move(*it);
-      queue_.erase(it);
-      ++running_;
+      std::size_t target = problems_.size() - 1;
+      if (it != queue_.end()) {
+        job = std::move(*it);
+        queue_.erase(it);
+        ++running_;
+        have_job = true;
+        target = job.problem;
+      }
+      if (current_[lane] != target) {
+        current_[lane] = target;
+        switch_to = &problems_[target];
+        prepared_[lane] = false;
+      }
+      seed = seed_;
+    }
+    if (!have_job) {
+      try {
+        lanes_[lane]->set_problem(switch_to->problem, seed);
+      } catch (...) {
+        // Tried again with this problem's first job, whose outcome then says why.
+        std::lock_guard lock(mutex_);
+        current_[lane].reset();
+      }
+      continue;
     }
     Finished done;
     done.index = job.index;
+    done.problem = job.problem;
     done.lane = lane;
     const auto started = Clock::now();
     try {
+      // Set up here, on this lane's thread, while the other lanes go on with what they run.
+      if (switch_to) lanes_[lane]->set_problem(switch_to->problem, seed);
       const Compiled& compiled = job.compiled.get();
       done.compile_seconds = compiled.seconds;
       done.compile_wait_seconds = std::chrono::duration<double>(Clock::now() - started).count();
       {
         std::lock_guard lock(mutex_);
-        best = best_ms_;
+        best = problems_[job.problem].best_ms;
       }
       done.outcome = lanes_[lane]->evaluate(space_, job.config, compiled, best);
       bool prepare_now = false;
@@ -129,9 +190,9 @@ void Scheduler::serve(std::size_t lane) {
         std::lock_guard lock(mutex_);
         prepare_now = !prepared_[lane];
         prepared_[lane] = true;
-        next = next_problem_;
+        next = problems_[job.problem].next;
       }
-      if (prepare_now && next) lanes_[lane]->prepare(*next, seed_);
+      if (prepare_now && next) lanes_[lane]->prepare(*next, seed);
     } catch (...) {
       // Broken outside what an outcome reports (the worker answered with a fatal error, the compile
       // pool stopped): the session ends with the reason.
@@ -146,6 +207,27 @@ void Scheduler::serve(std::size_t lane) {
     }
     finished_ready_.notify_all();
   }
+}
+
+void ProblemQueue::submit(std::vector<Job> jobs) {
+  for (Job& job : jobs) job.problem = problem_;
+  scheduler_.submit(std::move(jobs));
+}
+
+std::optional<EvaluationQueue::Finished> ProblemQueue::next_finished() {
+  while (auto finished = scheduler_.next_finished()) {
+    if (finished->problem == problem_) return finished;
+    earlier_(std::move(*finished));
+  }
+  return std::nullopt;
+}
+
+std::optional<EvaluationQueue::Finished> ProblemQueue::finished_if_any() {
+  while (auto finished = scheduler_.finished_if_any()) {
+    if (finished->problem == problem_) return finished;
+    earlier_(std::move(*finished));
+  }
+  return std::nullopt;
 }
 
 }  // namespace cutune

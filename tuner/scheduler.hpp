@@ -6,10 +6,17 @@
 // and a lane whose worker faults or hangs replaces its worker and goes on while the others run.
 // Finished evaluations come back to the session's thread, the single writer, which stores them
 // and tells the strategy.
+//
+// Consecutive problems overlap: once a problem's search has proposed its last configs, the next
+// problem begins while they run. Jobs carry their problem's number; a lane keeps to its problem
+// while that one has jobs queued, then moves on to the next on its own thread (setting it up
+// there), so no GPU waits for the slowest GPU's last config of a problem, nor for the others to
+// set the next one up.
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -46,10 +53,12 @@ class EvaluationQueue {
     std::size_t index = 0;  // the caller's: where the config stands in its batch
     Config config;
     std::shared_future<Compiled> compiled;  // none for a replay
+    std::size_t problem = 0;                // the scheduler's problem number (begin_problem)
   };
   struct Finished {
     std::size_t index = 0;
     Config config;
+    std::size_t problem = 0;
     double compile_seconds = 0;  // what its cubin cost (a cache hit: the look-up)
     Outcome outcome;
     std::size_t lane = 0;
@@ -80,10 +89,14 @@ class Scheduler : public EvaluationQueue {
 
   std::size_t lanes() const { return lanes_.size(); }
 
-  // With nothing queued or running: every lane gets the problem, and prepares `next` (if any)
-  // after its first evaluation of this one. The best time so far starts over.
-  void set_problem(const Problem& problem, std::uint64_t seed, const std::optional<Problem>& next);
-  // A batch's jobs at once, so that a free lane chooses among all of them.
+  // The next problem, numbered 0, 1, … in the order begun; its jobs carry the number. Call it
+  // once every job of the problems before has been submitted: earlier problems' jobs may still be
+  // queued or running, but no more come. A lane takes up this problem once none of its current
+  // problem's jobs are queued (at once, if it is idle), and prepares `next` (if any) after its
+  // first evaluation of it. The problems' seed is the same for all.
+  std::size_t begin_problem(const Problem& problem, std::uint64_t seed, const std::optional<Problem>& next);
+  // A batch's jobs at once, so that a free lane chooses among all of them. Jobs of a problem no
+  // lane may go back to (one before every lane's current) are refused with an Error.
   void submit(std::vector<Job> jobs) override;
   // The next finished evaluation, in the order they finish; nullopt once nothing is queued or
   // running. Rethrows what broke a lane outside any outcome (a problem that cannot be set up),
@@ -93,8 +106,10 @@ class Scheduler : public EvaluationQueue {
   // Queued jobs that no lane has taken are dropped (a budget ran out, Ctrl-C); running ones finish.
   // Returns how many were dropped.
   std::size_t drop_queued() override;
-  // The best median so far for the current problem: lanes cut configs clearly behind it short.
-  void improve_best(double ms);
+  // The same for one problem's jobs.
+  std::size_t drop_queued(std::size_t problem);
+  // The best median so far for a problem: lanes cut its configs clearly behind it short.
+  void improve_best(std::size_t problem, double ms);
   // Lane-seconds so far that lanes were free with no config queued for them: between problems, and
   // while the search had nothing more to give (its proposals wait for results).
   double starved_seconds() const;
@@ -103,6 +118,15 @@ class Scheduler : public EvaluationQueue {
   void serve(std::size_t lane);
   // The first finished evaluation, mutex_ held; rethrows a broken lane's failure.
   std::optional<Finished> take_finished();
+  // The queued job `lane` should take next, mutex_ held: of the earliest problem it may still run
+  // (its current one or later), the first whose cubin is ready, else the first; end() if none.
+  std::deque<Job>::iterator choose(std::size_t lane);
+
+  struct ProblemSlot {
+    Problem problem;
+    std::optional<Problem> next;
+    std::optional<double> best_ms;
+  };
 
   std::vector<Lane*> lanes_;
   const Space& space_;
@@ -111,16 +135,39 @@ class Scheduler : public EvaluationQueue {
   std::deque<Job> queue_;
   std::deque<Finished> finished_;
   std::size_t running_ = 0;
-  std::optional<double> best_ms_;
-  std::optional<Problem> next_problem_;
+  std::deque<ProblemSlot> problems_;  // by number: deque, so that a lane's reference stays valid
   std::uint64_t seed_ = 0;
-  std::vector<bool> prepared_;  // per lane: told about the next problem
+  // Per lane: the problem it is set up for (none before its first job), and whether it was told
+  // about that problem's successor.
+  std::vector<std::optional<std::size_t>> current_;
+  std::vector<bool> prepared_;
   // Per lane: since when it has been free with an empty queue (a wait in progress), and the sum
   // of such waits that ended.
   std::vector<std::optional<std::chrono::steady_clock::time_point>> starved_since_;
   double starved_seconds_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+};
+
+// One problem's side of a Scheduler shared by consecutive problems, as the tuning loop sees it:
+// jobs submitted here carry the problem's number, and what finishes of earlier problems while this
+// one's search waits goes to `earlier` (the session stores it) instead of to this search.
+class ProblemQueue : public EvaluationQueue {
+ public:
+  using Earlier = std::function<void(Finished&&)>;
+  ProblemQueue(Scheduler& scheduler, std::size_t problem, Earlier earlier)
+      : scheduler_(scheduler), problem_(problem), earlier_(std::move(earlier)) {}
+
+  void submit(std::vector<Job> jobs) override;
+  // This problem's next finished evaluation; nullopt once nothing at all is queued or running.
+  std::optional<Finished> next_finished() override;
+  std::optional<Finished> finished_if_any() override;
+  std::size_t drop_queued() override { return scheduler_.drop_queued(problem_); }
+
+ private:
+  Scheduler& scheduler_;
+  std::size_t problem_;
+  Earlier earlier_;
 };
 
 }  // namespace cutune

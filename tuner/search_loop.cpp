@@ -60,6 +60,10 @@ SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const
       }
     }
     if (in_flight == 0) break;  // done, stopped, exhausted or out of budget, with nothing to wait for
+    if (limits.leave_running && (tally.stopped || tally.proposed >= limits.evaluations)) {
+      tally.left_running = in_flight;  // nothing more to propose: the caller takes these in
+      break;
+    }
     auto finished = queue.next_finished();
     if (!finished) {  // everything left was dropped
       in_flight = 0;

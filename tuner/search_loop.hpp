@@ -27,6 +27,11 @@ struct SearchLimits {
   // with what the others taught it.
   // 0 replays a sequential tuner (the simulator): nothing is proposed while anything is in flight.
   std::size_t low_water = 2;
+  // Return as soon as every config the budget allows was proposed (or the search was stopped),
+  // leaving those still queued or running to the caller, who takes their results in as they
+  // finish (the next problem's ProblemQueue hands them over): the next problem then starts
+  // while they run. Off: wait for every result, as the strategy and a replay expect.
+  bool leave_running = false;
 };
 
 struct SearchHooks {
@@ -52,6 +57,7 @@ struct SearchTally {
   std::size_t evaluated = 0;         // finished evaluations recorded
   std::size_t skipped = 0;           // proposed configs that were stored already
   std::size_t dropped = 0;           // queued when the search stopped, never evaluated
+  std::size_t left_running = 0;      // still queued or running at the return (SearchLimits::leave_running)
   double strategy_seconds = 0;       // the strategy's time proposing, in all
   double observe_seconds = 0;        // the strategy's time taking observations in (its model fits)
   double record_seconds = 0;         // the caller's time storing finished evaluations (record, commit)

@@ -362,19 +362,97 @@ SessionResult Session::run() {
   search_limits.batch_size =
       std::max({std::size_t{16}, 4 * static_cast<std::size_t>(options_.compile_jobs), 4 * lanes.size()});
   search_limits.low_water = std::max(2 * lanes.size(), static_cast<std::size_t>(options_.compile_jobs));
+  search_limits.leave_running = true;  // the next problem starts while the last configs run
   std::vector<TunedProblem> tuned_problems;
   bool refresh_due = false;  // results of an earlier problem are not in the precomputed choices yet
+
+  // What the session keeps of each problem while its results come in: they may still arrive
+  // while the next problem's search runs.
+  struct ProblemProgress {
+    const Problem* problem = nullptr;
+    std::int64_t problem_id = 0;
+    Work work;
+    std::optional<double> best_ms;
+    std::string best_config;
+    std::size_t done = 0;  // evaluated or skipped
+  };
+  std::vector<ProblemProgress> progress_of(options_.problems.size());
+  // This thread alone stores what the GPUs finish: the rows of the results taken in together, in
+  // one transaction.
+  std::vector<db::ResultRecord> unstored;
+  const auto record = [&](std::size_t p, const Scheduler::Finished& finished) {
+    const ProblemProgress& here = progress_of[p];
+    const Outcome& outcome = finished.outcome;
+    result.compile_wait_seconds += finished.compile_wait_seconds;
+    result.verify_seconds += outcome.verify_seconds;
+    result.benchmark_seconds += outcome.benchmark_seconds;
+
+    RowContext context{result.run_id,
+                       device_id,
+                       template_id,
+                       here.problem_id,
+                       here.work,
+                       copy_gbs,
+                       device_.fingerprint().uuid,
+                       std::chrono::duration<double>(Clock::now() - started).count()};
+    const db::ResultRecord row = result_row(space, finished, context, devices_[finished.lane]->fingerprint().uuid);
+    unstored.push_back(row);
+    eta.record(*here.problem, finished.lane_seconds);
+    return Observation{finished.config, row.time_ms_median,
+                       finished.compile_seconds + outcome.verify_seconds + outcome.benchmark_seconds};
+  };
+  const auto commit = [&] {
+    store_.add_results(unstored);
+    unstored.clear();
+    // The choices of the problems finished before are refreshed with the first results of the
+    // next, while the GPUs work on what is queued: applications reading the database while the
+    // run goes on (or after it was killed) then find at most about one problem's results
+    // unscored, which a lookup corrects in milliseconds (a whole run's worth costs tens).
+    if (refresh_due) {
+      refresh_due = false;
+      store_.refresh_family_defaults();
+    }
+  };
+  const auto observed = [&](std::size_t p, const Observation& observation) {
+    ProblemProgress& here = progress_of[p];
+    const std::string key = space.key(observation.config);
+    if (observation.objective && (!here.best_ms || *observation.objective < *here.best_ms)) {
+      here.best_ms = observation.objective;
+      here.best_config = key;
+      scheduler.improve_best(p, *here.best_ms);
+    }
+    ++here.done;
+    ++done;
+    progress.update(
+        fmt::format("[{} {}] {}/{} configs  ETA {}  best {}", family_.name(), here.problem->key(), done, total,
+                    format_duration(eta.seconds_left(*here.problem, per_problem - std::min(per_problem, here.done)) /
+                                    static_cast<double>(lanes.size())),
+                    here.best_ms ? fmt::format("{:.4f} ms ({})", *here.best_ms, here.best_config) : "none yet"),
+        done == total);
+  };
+  // A result of an earlier problem, finished while a later one's search ran: stored at once (the
+  // earlier search is over, so only the run's tallies and progress hear of it).
+  const auto take_in_earlier = [&](Scheduler::Finished&& finished) {
+    const auto recording = Clock::now();
+    const Observation observation = record(finished.problem, finished);
+    commit();
+    result.storing_seconds += std::chrono::duration<double>(Clock::now() - recording).count();
+    ++result.evaluated;
+    observed(finished.problem, observation);
+  };
+
   for (std::size_t p = 0; p < options_.problems.size(); ++p) {
     if (stopped) break;
     const Problem& problem = options_.problems[p];
-    const std::int64_t problem_id = problem_ids[p].problem_id;
     tuned_problems.push_back(problem_ids[p]);
     const auto& already = measured[p];
-    const Work work = family_.work(problem);
-    // Each GPU's worker sets the problem up now, and the next one's inputs while this one is measured.
-    scheduler.set_problem(
+    progress_of[p] = {&problem, problem_ids[p].problem_id, family_.work(problem), std::nullopt, {}, 0};
+    // Each GPU's worker sets the problem up once it has nothing of the last one's left to run,
+    // and the next one's inputs while this one is measured.
+    const std::size_t number = scheduler.begin_problem(
         problem, input_seed,
         p + 1 < options_.problems.size() ? std::optional<Problem>(options_.problems[p + 1]) : std::nullopt);
+    ProblemQueue queue(scheduler, number, take_in_earlier);
     auto& prefetched_here = prefetched[p];
 
     const WarmStart warm_start = warm_start_for(space, elsewhere, device_.fingerprint().uuid, problem.key());
@@ -383,13 +461,7 @@ SessionResult Session::run() {
           "[{} {}] warm start from {} other device/problem result set(s) of {} (--no-warm-start: off)\n",
           family_.name(), problem.key(), warm_start.size(), family_.name());
     auto strategy = make_strategy(options_.strategy, space, options_.seed, warm_start);
-    std::optional<double> best_ms;
-    std::string best_config;
-    std::size_t problem_done = 0;
 
-    // The strategy proposes, the GPUs evaluate, and this thread alone stores what they finish:
-    // the rows of the results taken in together, in one transaction.
-    std::vector<db::ResultRecord> unstored;
     SearchHooks hooks;
     hooks.must_stop = must_stop;
     // Every unseen config goes to the scheduler with its compile (urgent, or a prefetch hurried);
@@ -408,55 +480,10 @@ SessionResult Session::run() {
       }
       return Scheduler::Job{0, config, std::move(compiling)};
     };
-    hooks.record = [&](const Scheduler::Finished& finished) {
-      const Outcome& outcome = finished.outcome;
-      result.compile_wait_seconds += finished.compile_wait_seconds;
-      result.verify_seconds += outcome.verify_seconds;
-      result.benchmark_seconds += outcome.benchmark_seconds;
-
-      RowContext context{result.run_id,
-                         device_id,
-                         template_id,
-                         problem_id,
-                         work,
-                         copy_gbs,
-                         device_.fingerprint().uuid,
-                         std::chrono::duration<double>(Clock::now() - started).count()};
-      const db::ResultRecord row = result_row(space, finished, context, devices_[finished.lane]->fingerprint().uuid);
-      const Observation observation{finished.config, row.time_ms_median,
-                                    finished.compile_seconds + outcome.verify_seconds + outcome.benchmark_seconds};
-      unstored.push_back(row);
-      eta.record(problem, finished.lane_seconds);
-      return observation;
-    };
-    hooks.commit = [&] {
-      store_.add_results(unstored);
-      unstored.clear();
-      // The choices of the problems finished before are refreshed with the first results of the
-      // next, while the GPUs work on what is queued: applications reading the database while the
-      // run goes on (or after it was killed) then find at most about one problem's results
-      // unscored, which a lookup corrects in milliseconds (a whole run's worth costs tens).
-      if (refresh_due) {
-        refresh_due = false;
-        store_.refresh_family_defaults();
-      }
-    };
-    hooks.observed = [&](const Observation& observation) {
-      const std::string key = space.key(observation.config);
-      if (observation.objective && (!best_ms || *observation.objective < *best_ms)) {
-        best_ms = observation.objective;
-        best_config = key;
-        scheduler.improve_best(*best_ms);
-      }
-      ++problem_done;
-      ++done;
-      progress.update(fmt::format("[{} {}] {}/{} configs  ETA {}  best {}", family_.name(), problem.key(), done, total,
-                                  format_duration(eta.seconds_left(problem, per_problem - problem_done) /
-                                                  static_cast<double>(lanes.size())),
-                                  best_ms ? fmt::format("{:.4f} ms ({})", *best_ms, best_config) : "none yet"),
-                      done == total);
-    };
-    const SearchTally tally = run_problem_search(*strategy, scheduler, search_limits, hooks);
+    hooks.record = [&, p](const Scheduler::Finished& finished) { return record(p, finished); };
+    hooks.commit = commit;
+    hooks.observed = [&, p](const Observation& observation) { observed(p, observation); };
+    const SearchTally tally = run_problem_search(*strategy, queue, search_limits, hooks);
     result.evaluated += tally.evaluated;
     result.skipped += tally.skipped;
     result.strategy_seconds += tally.strategy_wait_seconds;
@@ -464,8 +491,12 @@ SessionResult Session::run() {
     result.observing_seconds += tally.observe_seconds;
     result.storing_seconds += tally.record_seconds;
     refresh_due = refresh_due || tally.evaluated > 0;
-    done += per_problem - problem_done;  // a strategy that ran out early, or a budget
+    // A strategy that ran out early, or a budget: the progress line counts the configs not taken.
+    done += per_problem - std::min(per_problem, progress_of[p].done + tally.left_running);
   }
+  // The last problems' configs still running (and, after a stop, nothing more of what is queued).
+  if (stopped) scheduler.drop_queued();
+  while (auto finished = scheduler.next_finished()) take_in_earlier(std::move(*finished));
   progress.finish();
   result.starved_seconds = scheduler.starved_seconds();
   for (auto& worker : workers) worker->finish();  // they exit together, while the cubins are stored

@@ -35,6 +35,7 @@ class SimulatedLane : public Lane {
     std::this_thread::sleep_for(per_config_);
     std::lock_guard lock(mutex_);
     evaluated_.push_back(space.key(config));
+    evaluated_under_.push_back(problem_);
     saw_best_ = saw_best_ || best_ms.has_value();
     Outcome o;
     o.measurement = summarize({1.0 + static_cast<double>(evaluated_.size())});
@@ -46,6 +47,11 @@ class SimulatedLane : public Lane {
     std::lock_guard lock(mutex_);
     return evaluated_;
   }
+  // The problem the lane was set up for at each evaluation, in order.
+  std::vector<std::string> evaluated_under() const {
+    std::lock_guard lock(mutex_);
+    return evaluated_under_;
+  }
   std::string problem_, prepared_;
   bool saw_best_ = false;
 
@@ -53,7 +59,7 @@ class SimulatedLane : public Lane {
   std::chrono::microseconds per_config_;
   bool breaks_;
   mutable std::mutex mutex_;
-  std::vector<std::string> evaluated_;
+  std::vector<std::string> evaluated_, evaluated_under_;
 };
 
 // The copy family's space for sm_90: the configs the scheduler tests hand out.
@@ -81,8 +87,7 @@ TEST(Scheduler, UnequalLanesEvaluateEveryConfigOnceAndStayBusy) {
       slow(std::chrono::microseconds(20000));
   Scheduler scheduler({&fast1, &slow, &fast2}, space);
   const auto problems = copy.problems({});
-  scheduler.set_problem(problems[0], 1, problems[1]);
-  EXPECT_EQ(fast1.problem_, problems[0].key());
+  scheduler.begin_problem(problems[0], 1, problems[1]);
   const auto started = Clock::now();
   submit_ready(scheduler, configs, configs.size());
   std::set<std::size_t> finished;
@@ -91,8 +96,9 @@ TEST(Scheduler, UnequalLanesEvaluateEveryConfigOnceAndStayBusy) {
     EXPECT_TRUE(finished.insert(f->index).second) << "config " << f->index << " came back twice";
     EXPECT_EQ(space.key(f->config), space.key(configs[f->index]));
     ++per_lane[f->lane];
-    scheduler.improve_best(1.0);
+    scheduler.improve_best(0, 1.0);
   }
+  EXPECT_EQ(fast1.problem_, problems[0].key());
   const double wall = std::chrono::duration<double>(Clock::now() - started).count();
   EXPECT_EQ(finished.size(), configs.size()) << "a config was lost";
   std::set<std::string> everything;
@@ -119,7 +125,7 @@ TEST(Scheduler, ConfigsWhoseCubinIsReadyGoFirst) {
   const auto& [copy, space, configs] = fixture;
   SimulatedLane lane(std::chrono::microseconds(100));
   Scheduler scheduler({&lane}, space);
-  scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
+  scheduler.begin_problem(copy.problems({})[0], 1, std::nullopt);
   std::promise<Compiled> slow_compile;
   std::vector<Scheduler::Job> jobs;
   jobs.push_back({0, configs[0], slow_compile.get_future().share()});
@@ -141,7 +147,7 @@ TEST(Scheduler, CountsTheTimeLanesWaitWithNothingQueued) {
   const auto& [copy, space, configs] = fixture;
   SimulatedLane fast(std::chrono::microseconds(100)), slow(std::chrono::milliseconds(200));
   Scheduler scheduler({&fast, &slow}, space);
-  scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
+  scheduler.begin_problem(copy.problems({})[0], 1, std::nullopt);
   // Both lanes free and nothing queued for 100 ms: 0.2 lane-seconds.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const double before = scheduler.starved_seconds();
@@ -162,7 +168,7 @@ TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
   {
     SimulatedLane lane(std::chrono::microseconds(20000));
     Scheduler scheduler({&lane}, space);
-    scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
+    scheduler.begin_problem(copy.problems({})[0], 1, std::nullopt);
     submit_ready(scheduler, configs, 10);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const std::size_t dropped = scheduler.drop_queued();
@@ -173,7 +179,7 @@ TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
   }
   SimulatedLane good(std::chrono::microseconds(1000)), broken(std::chrono::microseconds(1000), /*breaks=*/true);
   Scheduler scheduler({&good, &broken}, space);
-  scheduler.set_problem(copy.problems({})[0], 1, std::nullopt);
+  scheduler.begin_problem(copy.problems({})[0], 1, std::nullopt);
   submit_ready(scheduler, configs, 10);
   EXPECT_THROW(
       {
@@ -181,6 +187,62 @@ TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
         }
       },
       Error);
+}
+
+// Consecutive problems overlap: a lane with nothing of its problem left takes up the next one while
+// another still runs the last config of the first; every config runs under its own problem, and a
+// ProblemQueue hands the first problem's late result to its handler, not to the second's search.
+TEST(Scheduler, TheNextProblemStartsWhileTheLastConfigOfTheOneBeforeRuns) {
+  const CopySpace fixture;
+  const auto& [copy, space, configs] = fixture;
+  const auto problems = copy.problems({});
+  ASSERT_GE(problems.size(), 2u);
+  SimulatedLane fast(std::chrono::microseconds(1000)), slow(std::chrono::milliseconds(300));
+  Scheduler scheduler({&fast, &slow}, space);
+
+  scheduler.begin_problem(problems[0], 1, problems[1]);
+  std::vector<Scheduler::Job> first;
+  for (std::size_t i = 0; i < 2; ++i) first.push_back({i, configs[i], compiled_now(), 0});
+  scheduler.submit(std::move(first));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // both lanes took one; the fast one is done
+
+  const auto started = Clock::now();
+  const std::size_t second = scheduler.begin_problem(problems[1], 1, std::nullopt);
+  EXPECT_EQ(second, 1u);
+  std::vector<Scheduler::Finished> handed_over;
+  ProblemQueue queue(scheduler, second, [&](Scheduler::Finished&& f) { handed_over.push_back(std::move(f)); });
+  std::vector<Scheduler::Job> jobs;
+  for (std::size_t i = 0; i < 20; ++i) jobs.push_back({i, configs[2 + i], compiled_now()});
+  queue.submit(std::move(jobs));
+  std::size_t mine = 0;
+  double twentieth_at = 0;
+  while (auto f = queue.next_finished()) {
+    EXPECT_EQ(f->problem, second);
+    if (++mine == 20) twentieth_at = std::chrono::duration<double>(Clock::now() - started).count();
+  }
+  EXPECT_EQ(mine, 20u);
+  // The fast lane ran the second problem's configs while the slow one finished the first's (the
+  // slow lane takes at most one of them, 0.3 s, after its first-problem config).
+  EXPECT_LT(twentieth_at, 0.55) << "the second problem waited for the first's last config";
+  ASSERT_GE(handed_over.size(), 1u);
+  for (const auto& f : handed_over) EXPECT_EQ(f.problem, 0u);
+
+  // Every evaluation ran under the problem of its job: configs[0..1] under the first.
+  std::size_t under_first = 0;
+  for (const SimulatedLane* lane : {&fast, &slow}) {
+    const auto keys = lane->evaluated();
+    const auto under = lane->evaluated_under();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const bool first_problem = keys[i] == space.key(configs[0]) || keys[i] == space.key(configs[1]);
+      EXPECT_EQ(under[i], problems[first_problem ? 0 : 1].key()) << keys[i];
+      under_first += first_problem;
+    }
+  }
+  EXPECT_EQ(under_first, 2u);
+  // A job of a problem every lane has moved past would never run: refused.
+  std::vector<Scheduler::Job> stale;
+  stale.push_back({0, configs[30], compiled_now(), 0});
+  EXPECT_THROW(scheduler.submit(std::move(stale)), Error);
 }
 
 TEST(ScaleOut, DevicesAreAListOrAll) {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -91,6 +92,7 @@ Searched search(Strategy& strategy, std::size_t lanes, const SearchLimits& limit
     pointers.push_back(owned.back().get());
   }
   Scheduler scheduler(pointers, space);
+  scheduler.begin_problem(copy.problems({})[0], 1, std::nullopt);
   Searched out;
   SearchHooks hooks;
   hooks.dispatch = [&](const Config& config) -> std::variant<Scheduler::Job, Observation> {
@@ -249,4 +251,54 @@ TEST(SearchLoop, AStopDropsWhatIsQueuedAndRecordsWhatWasRunning) {
   EXPECT_LE(s.started, s.started_at_stop + 2u);
   EXPECT_EQ(s.tally.evaluated + s.tally.dropped, s.tally.proposed);  // none lost in between
   EXPECT_EQ(strategy.observed, s.tally.evaluated);
+}
+
+// With leave_running, a search returns once it has proposed its budget; what still runs is taken
+// in by the next problem's queue (its handler) or by the caller at the end: nothing lost, nothing
+// twice, and the first problem's slow last config does not hold the second problem back.
+TEST(SearchLoop, LeftRunningConfigsAreTakenInByTheNextProblemsQueue) {
+  static CopyFamily copy;
+  const Space& space = copy_space();
+  const auto problems = copy.problems({});
+  ASSERT_GE(problems.size(), 2u);
+  TimedLane fast(std::chrono::microseconds(300)), slow(std::chrono::milliseconds(100));
+  Scheduler scheduler({&fast, &slow}, space);
+  SearchLimits limits{8, 8, 4};
+  limits.leave_running = true;
+
+  std::map<std::size_t, std::multiset<std::string>> recorded;  // per problem
+  const auto hooks_for = [&](std::size_t problem) {
+    SearchHooks hooks;
+    hooks.dispatch = [](const Config& config) -> std::variant<Scheduler::Job, Observation> {
+      return Scheduler::Job{0, config, compiled_now()};
+    };
+    hooks.record = [&, problem](const Scheduler::Finished& f) {
+      EXPECT_EQ(f.problem, problem);
+      recorded[problem].insert(space.key(f.config));
+      return Observation{f.config, f.outcome.measurement->median_ms, 0.001};
+    };
+    hooks.must_stop = [] { return false; };
+    return hooks;
+  };
+  const auto handed_over = [&](Scheduler::Finished&& f) { recorded[f.problem].insert(space.key(f.config)); };
+
+  auto first_strategy = make_strategy("brute_force", space, 1);
+  const std::size_t first = scheduler.begin_problem(problems[0], 1, problems[1]);
+  ProblemQueue first_queue(scheduler, first, handed_over);
+  const SearchTally one = run_problem_search(*first_strategy, first_queue, limits, hooks_for(first));
+  EXPECT_EQ(one.proposed, 8u);
+  EXPECT_GT(one.left_running, 0u) << "the slow lane's config was waited for";
+  EXPECT_EQ(one.evaluated + one.left_running, 8u);
+
+  auto second_strategy = make_strategy("brute_force", space, 2);
+  const std::size_t second = scheduler.begin_problem(problems[1], 1, std::nullopt);
+  ProblemQueue second_queue(scheduler, second, handed_over);
+  const SearchTally two = run_problem_search(*second_strategy, second_queue, limits, hooks_for(second));
+  while (auto f = scheduler.next_finished()) handed_over(std::move(*f));
+
+  EXPECT_EQ(two.proposed, 8u);
+  for (std::size_t problem : {first, second}) {
+    EXPECT_EQ(recorded[problem].size(), 8u) << "problem " << problem;
+    EXPECT_TRUE(no_repeats(recorded[problem])) << "problem " << problem;
+  }
 }
