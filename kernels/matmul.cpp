@@ -87,9 +87,8 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       .axis("stages", {2, 3, 4}, "warptile: shared buffers of the cp.async pipeline")
       .axis("swizzle", {0, 1}, "warptile: XOR-swizzle A's shared rows against bank conflicts instead of padding")
       .axis("raster", {1, 8}, "warptile: blocks walk C's tiles in groups of this many block rows (L2 reuse)")
-      .axis("transpose", {0, 1, 2},
-            "warptile: A's tile transposed in shared memory (4-byte copies, float4 reads along m, fewer registers); "
-            "2: transposed, with the next k-step's fragments read while the current one's FMAs run")
+      .axis("transpose", {0, 1},
+            "warptile: A's tile transposed in shared memory (4-byte copies, float4 reads along m, fewer registers)")
       .require("splitk > 1 only for the register-tiled kernels",
                [](const ConfigView& c) { return c["splitk"] == 1 || register_tiled(c); })
       .require("bk 16 only for the register-tiled kernels (the guide kernels step by their tile)",
@@ -124,7 +123,7 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       // (square tiles, whole k) tries both.
       .require("warptile: the row-major tile is padded only in square tiles without split k",
                [](const ConfigView& c) {
-                 return c["algo"] != warptile || c["pad"] == 0 || c["transpose"] != 0 ||
+                 return c["algo"] != warptile || c["pad"] == 0 || c["transpose"] == 1 ||
                         (c["shape"] == square && c["splitk"] == 1);
                })
       // 512-thread blocks are held to 128 registers a thread, which bk 16 exceeds (spills).

@@ -356,12 +356,7 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 // CUTUNE_SHAPE     0: TILE x TILE, 1: TILE x 2 TILE (wide), 2: 2 TILE x TILE (tall) block tiles
 // CUTUNE_WARP_ROWS thread rows of a warp (4: 32 x 64 warp tiles, 8: 64 x 32)
 // CUTUNE_STAGES    shared buffers in the pipeline (2: double buffering, 3 as cuBLAS)
-// CUTUNE_TRANSPOSE A's tile transposed in shared memory (PAD 1) or not (above); 2: transposed, and
-//                  the fragments (a thread's 8 floats of A and 8 of B at one k-step) double-buffered
-//                  in registers: the next k-step's are read from shared memory while the current
-//                  one's FMAs run, and the step's barrier comes before its last k-step, so that the
-//                  next stage's first fragments are in flight during those FMAs (as CUTLASS's
-//                  multistage SIMT main loop does) instead of after the barrier with nothing to hide them
+// CUTUNE_TRANSPOSE A's tile transposed in shared memory (PAD 1) or not (above)
 // CUTUNE_SWIZZLE   XOR the float4 column of A's row-major shared rows with bits of the row (PAD 0)
 // CUTUNE_RASTER    blocks walk the tiles of C in groups of this many block rows, column after
 //                  column, so that blocks resident together share rows of A and columns of B in L2
@@ -374,8 +369,7 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 #define WN (WCOLS * RT)
 #define WARPS_N (BN / WN)
 #define A_CHUNKS (BK / 4)                      // float4 columns of a shared row of A
-#define TRANSPOSE (CUTUNE_TRANSPOSE != 0)
-#define FRAGMENT_PIPELINE (CUTUNE_TRANSPOSE == 2)
+#define TRANSPOSE CUTUNE_TRANSPOSE
 #if TRANSPOSE
 #define A_STRIDE (BM + (CUTUNE_PAD ? 4 : 0))  // floats per shared row (a k-step) of A's tile
 #define A_STAGE (BK * A_STRIDE)
@@ -557,56 +551,6 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
     commit_copies();
   }
   int read = 0, write = STAGES - 1;
-#if FRAGMENT_PIPELINE
-  static_assert(BK >= 2, "the barrier comes before the last k-step");
-  // A thread's fragments at k-step kk of a stage: 4 consecutive rows twice (A, k-major) and 4
-  // consecutive columns twice (B).
-  struct Fragment {
-    float4 a0, a1, b0, b1;
-    __device__ __forceinline__ void load(const float* As_stage, const float* Bs_stage, int kk, int first_row,
-                                         int first_col) {
-      const float* a_row = As_stage + kk * A_STRIDE + first_row;
-      const float* b_row = Bs_stage + kk * BN + first_col;
-      a0 = *reinterpret_cast<const float4*>(a_row);
-      a1 = *reinterpret_cast<const float4*>(a_row + WROWS * 4);
-      b0 = *reinterpret_cast<const float4*>(b_row);
-      b1 = *reinterpret_cast<const float4*>(b_row + WCOLS * 4);
-    }
-  };
-  Fragment frag[2];
-  wait_copies<STAGES - 2>();  // step range.begin has landed, for everyone after the barrier
-  __syncthreads();
-  frag[0].load(As, Bs, 0, first_row, first_col);
-  for (int t = range.begin; t < range.end; ++t) {
-#pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      if (kk == 0) {
-        // Stage `write` held step t - 1, whose reads all came before the previous step's barrier.
-        if (t + STAGES - 1 < range.end) copier.copy(write, (t + STAGES - 1) * BK);
-        commit_copies();
-      }
-      // The next k-step's fragments: of this stage, or after the barrier below, of the next
-      // stage's first k-step (past the last step it reads a stage no copy writes: unused).
-      frag[(kk + 1) % 2].load(As + read * A_STAGE, Bs + read * B_STAGE, (kk + 1) % BK, first_row, first_col);
-      const Fragment& f = frag[kk % 2];
-      const float av[RT] = {f.a0.x, f.a0.y, f.a0.z, f.a0.w, f.a1.x, f.a1.y, f.a1.z, f.a1.w};
-      const float bv[RT] = {f.b0.x, f.b0.y, f.b0.z, f.b0.w, f.b1.x, f.b1.y, f.b1.z, f.b1.w};
-#pragma unroll
-      for (int i = 0; i < RT; ++i)
-#pragma unroll
-        for (int j = 0; j < RT; ++j) acc[i][j] += av[i] * bv[j];
-      if (kk == BK - 2) {
-        // This thread's reads of the stage are all issued (the last k-step's just above). Once
-        // step t + 1 has landed and everyone is here, move on: the last k-step's FMAs hide the
-        // first reads of the next stage.
-        wait_copies<STAGES - 2>();
-        __syncthreads();
-        read = read + 1 == STAGES ? 0 : read + 1;
-        write = write + 1 == STAGES ? 0 : write + 1;
-      }
-    }
-  }
-#else
   for (int t = range.begin; t < range.end; ++t) {
     wait_copies<STAGES - 2>();  // this thread's copies of step t are done
     // Everyone's are; and everyone has finished computing step t - 1, whose stage is `write`.
@@ -659,7 +603,6 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
     read = read + 1 == STAGES ? 0 : read + 1;
     write = write + 1 == STAGES ? 0 : write + 1;
   }
-#endif
   wait_copies<0>();  // only empty groups are left; retire them before the block's shared memory goes
 
   const bool vector_store = n % 4 == 0;

@@ -72,16 +72,3 @@ TEST(GpuMatmul, WarptileSwizzleIsUndoneOnRead) {
   ASSERT_GT(rows.size(), 20u);
   for (const auto& r : rows) EXPECT_EQ(r.status, "wrong_result") << r.config;
 }
-
-// transpose 2 double-buffers the fragments: computing with the buffer being filled (the next
-// k-step's fragments) instead of the current one must fail every such variant, so the verification
-// sees which k-step each fragment holds across the steps and across the barrier between stages.
-TEST(GpuMatmul, WarptileFragmentBuffersAreDistinct) {
-  TempDb t;
-  db::Store store(t.path);
-  const EditedFamily shifted(registered_matmul(), "const Fragment& f = frag[kk % 2];",
-                             "const Fragment& f = frag[(kk + 1) % 2];", "transpose=2");
-  const auto rows = tune(shifted, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
-  ASSERT_GE(rows.size(), 40u);
-  for (const auto& r : rows) EXPECT_EQ(r.status, "wrong_result") << r.config;
-}

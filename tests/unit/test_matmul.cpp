@@ -148,9 +148,9 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
   EXPECT_LE(
       std::count_if(configs.begin(), configs.end(),
                     [&](const Config& config) { return ConfigView(h100, config)["algo"] == MatmulFamily::warptile; }),
-      200);
+      150);
   EXPECT_GT(warp_tiles, 0);
-  EXPECT_LE(configs.size(), 420u);
+  EXPECT_LE(configs.size(), 400u);
 }
 
 TEST(MatmulSpace, WarptileNeedsCpAsync) {
@@ -189,12 +189,6 @@ TEST(MatmulPlan, WarptileLaunchesItsShapeWithDynamicSharedMemory) {
   const auto transposed =
       launch_of(base + "minblocks=2,pad=1,bk=16,shape=square,stages=2,swizzle=0,transpose=1", aligned);
   EXPECT_EQ(transposed.dynamic_shared_bytes, 2u * (16 * (128 + 4) + 16 * 128) * 4);  // k-major rows of A, padded
-  // Double-buffered fragments live in registers: the same shared layout and launch.
-  const auto pipelined =
-      launch_of(base + "minblocks=2,pad=1,bk=16,shape=square,stages=2,swizzle=0,transpose=2", aligned);
-  EXPECT_EQ(pipelined.kernel, "matmul_warptile");
-  EXPECT_EQ(pipelined.dynamic_shared_bytes, transposed.dynamic_shared_bytes);
-  EXPECT_EQ(pipelined.block.x, transposed.block.x);
 
   const auto scalar = launch_of(base + "minblocks=1,pad=1,bk=8,shape=wide,stages=3,swizzle=0,transpose=1",
                                 MatmulFamily::make_problem(333, 200, 150));
