@@ -1,7 +1,7 @@
 #pragma once
 // The writer side of the results database: devices, templates, problems, runs and results.
-// Every result is written in its own transaction, so an interrupted tuning run loses at most
-// the configuration that was in flight.
+// A tuning run writes the results that finished together in one transaction (add_results), as
+// soon as it takes them in, so an interrupted run loses at most the configurations in flight.
 #include <cstdint>
 #include <map>
 #include <memory>
