@@ -354,6 +354,7 @@ SessionResult Session::run() {
     elsewhere = store_.family_results_by_source(family_.name());
 
   const std::uint64_t input_seed = options_.seed ^ 0x5eedULL;  // inputs: the same for every run of a seed
+  result.before_work_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   Scheduler scheduler(lanes, space);
   SearchLimits search_limits;
   search_limits.evaluations = per_problem;

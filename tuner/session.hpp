@@ -56,6 +56,9 @@ struct SessionResult {
   // Starting the GPU worker and setting problems up (inputs, references, uploads); storing each
   // problem's best cubin and the family defaults at the end.
   double setup_seconds = 0, finishing_seconds = 0;
+  // Wall seconds from the run's start until the GPUs could be given work (the run recorded, the
+  // compile queue filled, the copy bandwidth measured on a new device): every GPU waits through it.
+  double before_work_seconds = 0;
   double setup_host_seconds = 0;  // the workers' time on problems' host side (inputs, CPU references)
   // The strategy choosing each next batch, while the GPUs wait for it (wall seconds).
   double strategy_seconds = 0;
