@@ -30,10 +30,15 @@ Scheduler::~Scheduler() {
 }
 
 std::size_t Scheduler::begin_problem(const Problem& problem, std::uint64_t seed, const std::optional<Problem>& next) {
-  std::lock_guard lock(mutex_);
-  problems_.push_back({problem, next, std::nullopt});
-  seed_ = seed;
-  return problems_.size() - 1;
+  std::size_t number = 0;
+  {
+    std::lock_guard lock(mutex_);
+    problems_.push_back({problem, next, std::nullopt});
+    seed_ = seed;
+    number = problems_.size() - 1;
+  }
+  work_ready_.notify_all();  // idle lanes set it up now, while its first configs compile
+  return number;
 }
 
 void Scheduler::submit(std::vector<Job> jobs) {

@@ -28,7 +28,14 @@ class SimulatedLane : public Lane {
  public:
   explicit SimulatedLane(std::chrono::microseconds per_config, bool breaks = false)
       : per_config_(per_config), breaks_(breaks) {}
-  void set_problem(const Problem& problem, std::uint64_t) override { problem_ = problem.key(); }
+  void set_problem(const Problem& problem, std::uint64_t) override {
+    std::lock_guard lock(mutex_);
+    problem_ = problem.key();
+  }
+  std::string problem() const {
+    std::lock_guard lock(mutex_);
+    return problem_;
+  }
   void prepare(const Problem& next, std::uint64_t) override { prepared_ = next.key(); }
   Outcome evaluate(const Space& space, const Config& config, const Compiled&, std::optional<double> best_ms) override {
     if (breaks_) throw Error("GPU worker: the problem cannot be set up");
@@ -98,7 +105,7 @@ TEST(Scheduler, UnequalLanesEvaluateEveryConfigOnceAndStayBusy) {
     ++per_lane[f->lane];
     scheduler.improve_best(0, 1.0);
   }
-  EXPECT_EQ(fast1.problem_, problems[0].key());
+  EXPECT_EQ(fast1.problem(), problems[0].key());
   const double wall = std::chrono::duration<double>(Clock::now() - started).count();
   EXPECT_EQ(finished.size(), configs.size()) << "a config was lost";
   std::set<std::string> everything;
@@ -201,6 +208,11 @@ TEST(Scheduler, TheNextProblemStartsWhileTheLastConfigOfTheOneBeforeRuns) {
   Scheduler scheduler({&fast, &slow}, space);
 
   scheduler.begin_problem(problems[0], 1, problems[1]);
+  // Idle lanes set a begun problem up at once, before any of its configs is queued.
+  for (int i = 0; i < 1000 && (fast.problem() != problems[0].key() || slow.problem() != problems[0].key()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(fast.problem(), problems[0].key());
+  EXPECT_EQ(slow.problem(), problems[0].key());
   std::vector<Scheduler::Job> first;
   for (std::size_t i = 0; i < 2; ++i) first.push_back({i, configs[i], compiled_now(), 0});
   scheduler.submit(std::move(first));
@@ -239,7 +251,12 @@ TEST(Scheduler, TheNextProblemStartsWhileTheLastConfigOfTheOneBeforeRuns) {
     }
   }
   EXPECT_EQ(under_first, 2u);
-  // A job of a problem every lane has moved past would never run: refused.
+  // A lane left idle takes up the newest problem by itself; then a job of a problem every lane has
+  // moved past would never run, so it is refused.
+  for (int i = 0; i < 1000 && (fast.problem() != problems[1].key() || slow.problem() != problems[1].key()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(slow.problem(), problems[1].key());
+  ASSERT_EQ(fast.problem(), problems[1].key());
   std::vector<Scheduler::Job> stale;
   stale.push_back({0, configs[30], compiled_now(), 0});
   EXPECT_THROW(scheduler.submit(std::move(stale)), Error);
