@@ -54,6 +54,23 @@ ResultRecord result(std::int64_t run, std::int64_t device, std::int64_t tmpl, st
   return r;
 }
 
+// One device, one scan template and problem, and a run of them begun: the ids results need.
+struct ScanRun {
+  std::int64_t device, tmpl, problem, run;
+  ResultRecord row(std::string config, std::string status, std::optional<double> ms) const {
+    return result(run, device, tmpl, problem, std::move(config), std::move(status), ms);
+  }
+};
+
+ScanRun begin_scan_run(Store& store) {
+  ScanRun ids{};
+  ids.device = store.upsert_device(h100());
+  ids.tmpl = store.upsert_template("scan", "h", "s");
+  ids.problem = store.upsert_problem({0, "scan", "n=1", 1, "int32", "{}"});
+  ids.run = store.begin_run({0, "scan", ids.device, ids.tmpl, "brute_force", 1, "", "", "", "", "", ""});
+  return ids;
+}
+
 }  // namespace
 
 TEST(Store, CreatesFoldersAndRoundTrips) {
@@ -102,17 +119,15 @@ TEST(Store, CreatesFoldersAndRoundTrips) {
 
 TEST(Store, ResumeSeesEveryMeasuredConfigAfterReopening) {
   TempDb t;
-  std::int64_t device_id, tmpl, problem;
+  ScanRun ids{};
   {
     Store store(t.path);
-    device_id = store.upsert_device(h100());
-    tmpl = store.upsert_template("scan", "h", "s");
-    problem = store.upsert_problem({0, "scan", "n=1", 1, "int32", "{}"});
-    const auto run = store.begin_run({0, "scan", device_id, tmpl, "brute_force", 1, "", "", "", "", "", ""});
-    store.add_result(result(run, device_id, tmpl, problem, "a", "ok", 2.0));
-    store.add_result(result(run, device_id, tmpl, problem, "b", "compile_error", std::nullopt));
+    ids = begin_scan_run(store);
+    store.add_result(ids.row("a", "ok", 2.0));
+    store.add_result(ids.row("b", "compile_error", std::nullopt));
     // The process "dies" here: no finish_run.
   }
+  const auto [device_id, tmpl, problem, run] = ids;
   Store reopened(t.path);
   const auto measured = reopened.measured_configs(device_id, tmpl, problem);
   ASSERT_EQ(measured.size(), 2u);
@@ -353,18 +368,15 @@ TEST(Store, BestResultAndCubinsOfOneTemplate) {
 TEST(Store, AnOlderResultDoesNotReplaceANewerOne) {
   TempDb t;
   Store store(t.path);
-  const auto device_id = store.upsert_device(h100());
-  const auto tmpl = store.upsert_template("scan", "h", "s");
-  const auto problem = store.upsert_problem({0, "scan", "n=1", 1, "int32", "{}"});
-  const auto run = store.begin_run({0, "scan", device_id, tmpl, "brute_force", 1, "", "", "", "", "", ""});
-  auto newer = result(run, device_id, tmpl, problem, "a", "ok", 1.0);
+  const ScanRun ids = begin_scan_run(store);
+  auto newer = ids.row("a", "ok", 1.0);
   newer.created_at = "2026-06-01T00:00:00Z";
   store.add_result(newer);
   auto older = newer;
   older.time_ms_median = 9.0;
   older.created_at = "2026-01-01T00:00:00Z";
   store.add_result(older);
-  EXPECT_DOUBLE_EQ(*store.best_result(device_id, tmpl, problem)->time_ms_median, 1.0);
+  EXPECT_DOUBLE_EQ(*store.best_result(ids.device, ids.tmpl, ids.problem)->time_ms_median, 1.0);
 }
 
 // The rows a tuning loop took in together go in one transaction: all of them, or, where one is
@@ -372,23 +384,19 @@ TEST(Store, AnOlderResultDoesNotReplaceANewerOne) {
 TEST(Store, AddResultsStoresAGroupWhollyOrNotAtAll) {
   TempDb t;
   Store store(t.path);
-  const auto device_id = store.upsert_device(h100());
-  const auto tmpl = store.upsert_template("scan", "h", "s");
-  const auto problem = store.upsert_problem({0, "scan", "n=1", 1, "int32", "{}"});
-  const auto run = store.begin_run({0, "scan", device_id, tmpl, "brute_force", 1, "", "", "", "", "", ""});
-  const std::vector<ResultRecord> group{result(run, device_id, tmpl, problem, "a", "ok", 1.0),
-                                        result(run, device_id, tmpl, problem, "b", "timeout", std::nullopt)};
-  store.add_results(group);
-  EXPECT_EQ(store.measured_configs(device_id, tmpl, problem).size(), 2u);
+  const ScanRun ids = begin_scan_run(store);
+  const auto measured_count = [&] { return store.measured_configs(ids.device, ids.tmpl, ids.problem).size(); };
+  store.add_results(std::vector<ResultRecord>{ids.row("a", "ok", 1.0), ids.row("b", "timeout", std::nullopt)});
+  EXPECT_EQ(measured_count(), 2u);
 
-  const std::vector<ResultRecord> refused{
-      result(run, device_id, tmpl, problem, "c", "ok", 2.0),
-      result(run, device_id, tmpl, problem + 99, "d", "ok", 3.0)};  // no such problem
+  ScanRun elsewhere = ids;
+  elsewhere.problem += 99;  // no such problem
+  const std::vector<ResultRecord> refused{ids.row("c", "ok", 2.0), elsewhere.row("d", "ok", 3.0)};
   EXPECT_THROW(store.add_results(refused), std::exception);
-  EXPECT_EQ(store.measured_configs(device_id, tmpl, problem).size(), 2u) << "c was stored without d";
+  EXPECT_EQ(measured_count(), 2u) << "c was stored without d";
 
-  store.add_result(result(run, device_id, tmpl, problem, "e", "ok", 0.5));
-  const auto measured = store.measured_configs(device_id, tmpl, problem);
+  store.add_result(ids.row("e", "ok", 0.5));
+  const auto measured = store.measured_configs(ids.device, ids.tmpl, ids.problem);
   EXPECT_EQ(measured.size(), 3u);
   EXPECT_DOUBLE_EQ(*measured.at("e"), 0.5);
 }
