@@ -11,6 +11,28 @@ namespace cutune {
 
 using Clock = std::chrono::steady_clock;
 
+std::string_view session_activity_name(SessionActivity activity) {
+  switch (activity) {
+    case SessionActivity::starting:
+      return "before the first search";
+    case SessionActivity::proposing:
+      return "the strategy proposing";
+    case SessionActivity::taking_in:
+      return "the strategy taking results in";
+    case SessionActivity::storing:
+      return "storing results";
+    case SessionActivity::held_back:
+      return "the strategy holding back for results";
+    case SessionActivity::waiting:
+      return "waiting for results";
+    case SessionActivity::between_problems:
+      return "between problems";
+    case SessionActivity::draining:
+      return "after the last proposal";
+  }
+  return "?";
+}
+
 Scheduler::Scheduler(std::vector<Lane*> lanes, const Space& space) : lanes_(std::move(lanes)), space_(space) {
   if (lanes_.empty()) throw Error("a scheduler needs at least one lane");
   current_.assign(lanes_.size(), std::nullopt);
@@ -33,7 +55,9 @@ std::size_t Scheduler::begin_problem(const Problem& problem, std::uint64_t seed,
   std::size_t number = 0;
   {
     std::lock_guard lock(mutex_);
+    account_starved();
     problems_.push_back({problem, next, std::nullopt});
+    starved_by_problem_.push_back(0);
     seed_ = seed;
     number = problems_.size() - 1;
   }
@@ -116,6 +140,54 @@ double Scheduler::starved_seconds() const {
   return seconds;
 }
 
+void Scheduler::account_starved() {
+  const auto now = Clock::now();
+  const double lane_seconds =
+      static_cast<double>(starved_lanes_) * std::chrono::duration<double>(now - accounted_at_).count();
+  starved_by_activity_[static_cast<std::size_t>(activity_)] += lane_seconds;
+  if (!starved_by_problem_.empty()) starved_by_problem_.back() += lane_seconds;
+  accounted_at_ = now;
+}
+
+void Scheduler::start_starving(std::size_t lane) {
+  account_starved();
+  starved_since_[lane] = Clock::now();
+  ++starved_lanes_;
+}
+
+void Scheduler::stop_starving(std::size_t lane) {
+  if (!starved_since_[lane]) return;
+  account_starved();
+  starved_seconds_ += std::chrono::duration<double>(Clock::now() - *starved_since_[lane]).count();
+  starved_since_[lane].reset();
+  --starved_lanes_;
+}
+
+void Scheduler::note_activity(SessionActivity activity) {
+  std::lock_guard lock(mutex_);
+  if (activity == activity_) return;
+  account_starved();
+  activity_ = activity;
+}
+
+double Scheduler::unaccounted_starved() const {
+  return static_cast<double>(starved_lanes_) * std::chrono::duration<double>(Clock::now() - accounted_at_).count();
+}
+
+std::array<double, session_activity_count> Scheduler::starved_seconds_by_activity() const {
+  std::lock_guard lock(mutex_);
+  auto seconds = starved_by_activity_;
+  seconds[static_cast<std::size_t>(activity_)] += unaccounted_starved();  // the waits running now
+  return seconds;
+}
+
+std::vector<double> Scheduler::starved_seconds_by_problem() const {
+  std::lock_guard lock(mutex_);
+  auto seconds = starved_by_problem_;
+  if (!seconds.empty()) seconds.back() += unaccounted_starved();
+  return seconds;
+}
+
 void Scheduler::improve_best(std::size_t problem, double ms) {
   std::lock_guard lock(mutex_);
   if (problem >= problems_.size()) return;
@@ -140,14 +212,11 @@ void Scheduler::serve(std::size_t lane) {
         return it == queue_.end() && !problems_.empty() && current_[lane] != problems_.size() - 1;
       };
       if (it == queue_.end() && !behind()) {
-        starved_since_[lane] = Clock::now();
+        start_starving(lane);
         work_ready_.wait(lock, [&] { return stopping_ || (it = choose(lane)) != queue_.end() || behind(); });
       }
       if (stopping_) return;
-      if (starved_since_[lane]) {
-        starved_seconds_ += std::chrono::duration<double>(Clock::now() - *starved_since_[lane]).count();
-        starved_since_[lane].reset();
-      }
+      stop_starving(lane);
       std::size_t target = problems_.size() - 1;
       if (it != queue_.end()) {
         job = std::move(*it);

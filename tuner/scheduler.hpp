@@ -12,6 +12,7 @@
 // while that one has jobs queued, then moves on to the next on its own thread (setting it up
 // there), so no GPU waits for the slowest GPU's last config of a problem, nor for the others to
 // set the next one up.
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -21,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -43,6 +45,22 @@ class Lane {
   // Of the set-up, seconds spent on problems' host side (inputs, CPU references) or waiting for it.
   virtual double setup_host_seconds() const { return 0; }
 };
+
+// What the session's thread is doing. GPUs with nothing queued are waiting for that thread or for
+// the strategy; the scheduler files their idle time under what the thread did meanwhile, so that
+// the time line says which of them the GPUs waited for.
+enum class SessionActivity : std::size_t {
+  starting,          // before the first problem's search began
+  proposing,         // the strategy choosing configs
+  taking_in,         // the strategy taking results in (bayes_opt fits its model)
+  storing,           // finished evaluations recorded and committed
+  held_back,         // waiting for results: the strategy declined to propose more before them
+  waiting,           // waiting for results, with as many in flight as the loop keeps
+  between_problems,  // one problem's search returned; the next one's strategy is being made
+  draining,          // every problem proposed; the last configs run
+};
+inline constexpr std::size_t session_activity_count = 8;
+std::string_view session_activity_name(SessionActivity activity);
 
 // Where a search's configs are evaluated, as the tuning loop (search_loop.hpp) sees it: jobs go
 // in, finished evaluations come out. The Scheduler evaluates on GPUs; a landscape replay
@@ -78,6 +96,8 @@ class EvaluationQueue {
   virtual std::optional<Finished> finished_if_any() { return std::nullopt; }
   // Drops the queued jobs nothing has started; returns how many.
   virtual std::size_t drop_queued() = 0;
+  // The session's thread says what it does now (a replay ignores it).
+  virtual void note_activity(SessionActivity) {}
 };
 
 class Scheduler : public EvaluationQueue {
@@ -113,6 +133,11 @@ class Scheduler : public EvaluationQueue {
   // Lane-seconds so far that lanes were free with no config queued for them: between problems, and
   // while the search had nothing more to give (its proposals wait for results).
   double starved_seconds() const;
+  void note_activity(SessionActivity activity) override;
+  // The same lane-seconds, by what the session's thread did meanwhile (SessionActivity's order)
+  // and by problem (the newest one begun at the time).
+  std::array<double, session_activity_count> starved_seconds_by_activity() const;
+  std::vector<double> starved_seconds_by_problem() const;
 
  private:
   void serve(std::size_t lane);
@@ -121,6 +146,12 @@ class Scheduler : public EvaluationQueue {
   // The queued job `lane` should take next, mutex_ held: of the earliest problem it may still run
   // (its current one or later), the first whose cubin is ready, else the first; end() if none.
   std::deque<Job>::iterator choose(std::size_t lane);
+  // Files the lane-seconds of idle lanes since the last call under the current activity and
+  // problem, mutex_ held; called before either, or the number of idle lanes, changes.
+  void account_starved();
+  double unaccounted_starved() const;  // idle lane-seconds since the last account_starved
+  void start_starving(std::size_t lane);
+  void stop_starving(std::size_t lane);
 
   struct ProblemSlot {
     Problem problem;
@@ -145,6 +176,11 @@ class Scheduler : public EvaluationQueue {
   // of such waits that ended.
   std::vector<std::optional<std::chrono::steady_clock::time_point>> starved_since_;
   double starved_seconds_ = 0;
+  std::size_t starved_lanes_ = 0;
+  SessionActivity activity_ = SessionActivity::starting;
+  std::chrono::steady_clock::time_point accounted_at_ = std::chrono::steady_clock::now();
+  std::array<double, session_activity_count> starved_by_activity_{};
+  std::vector<double> starved_by_problem_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
@@ -163,6 +199,7 @@ class ProblemQueue : public EvaluationQueue {
   std::optional<Finished> next_finished() override;
   std::optional<Finished> finished_if_any() override;
   std::size_t drop_queued() override { return scheduler_.drop_queued(problem_); }
+  void note_activity(SessionActivity activity) override { scheduler_.note_activity(activity); }
 
  private:
   Scheduler& scheduler_;

@@ -27,11 +27,13 @@ SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const
   };
 
   while (true) {
+    bool declined = false;  // the strategy was asked and gave nothing, with configs in flight
     const bool may_ask = !exhausted && !tally.stopped && tally.proposed < limits.evaluations &&
                          (ahead ? in_flight <= limits.low_water : in_flight == 0);
     if (may_ask && hooks.must_stop()) {
       stop();
     } else if (may_ask) {
+      queue.note_activity(SessionActivity::proposing);
       const auto choosing = Clock::now();
       std::vector<Config> batch = strategy.propose(std::min(limits.batch_size, limits.evaluations - tally.proposed));
       const double seconds = std::chrono::duration<double>(Clock::now() - choosing).count();
@@ -41,6 +43,7 @@ SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const
         // With configs in flight an empty batch means "not before their results" (a strategy
         // keeps its proposals from outrunning what it knows); with none, nothing is left.
         if (in_flight == 0) exhausted = true;
+        declined = in_flight > 0;
       } else {
         tally.proposed += batch.size();
         std::vector<EvaluationQueue::Job> jobs;
@@ -64,6 +67,7 @@ SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const
       tally.left_running = in_flight;  // nothing more to propose: the caller takes these in
       break;
     }
+    queue.note_activity(declined ? SessionActivity::held_back : SessionActivity::waiting);
     auto finished = queue.next_finished();
     if (!finished) {  // everything left was dropped
       in_flight = 0;
@@ -75,6 +79,7 @@ SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const
     // run dry: on 4 GPUs that was most of their idle time.
     // They are all recorded (and committed together) before the strategy hears of any.
     std::vector<Observation> taken_in;
+    queue.note_activity(SessionActivity::storing);
     const auto recording = Clock::now();
     do {
       --in_flight;
@@ -84,6 +89,7 @@ SearchTally run_problem_search(Strategy& strategy, EvaluationQueue& queue, const
     } while (in_flight > 0 && (finished = queue.finished_if_any()));
     if (hooks.commit) hooks.commit();
     tally.record_seconds += std::chrono::duration<double>(Clock::now() - recording).count();
+    queue.note_activity(SessionActivity::taking_in);
     for (const Observation& observation : taken_in) observe(observation);
   }
   return tally;

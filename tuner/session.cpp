@@ -485,6 +485,7 @@ SessionResult Session::run() {
     hooks.commit = commit;
     hooks.observed = [&, p](const Observation& observation) { observed(p, observation); };
     const SearchTally tally = run_problem_search(*strategy, queue, search_limits, hooks);
+    scheduler.note_activity(SessionActivity::between_problems);
     result.evaluated += tally.evaluated;
     result.skipped += tally.skipped;
     result.strategy_seconds += tally.strategy_wait_seconds;
@@ -497,9 +498,12 @@ SessionResult Session::run() {
   }
   // The last problems' configs still running (and, after a stop, nothing more of what is queued).
   if (stopped) scheduler.drop_queued();
+  scheduler.note_activity(SessionActivity::draining);
   while (auto finished = scheduler.next_finished()) take_in_earlier(std::move(*finished));
   progress.finish();
   result.starved_seconds = scheduler.starved_seconds();
+  result.starved_by_activity = scheduler.starved_seconds_by_activity();
+  result.starved_by_problem = scheduler.starved_seconds_by_problem();
   for (auto& worker : workers) worker->finish();  // they exit together, while the cubins are stored
   for (const Lane* lane : lanes) {
     result.setup_seconds += lane->setup_seconds();

@@ -1,5 +1,6 @@
 #pragma once
 // One tuning run: family × device × problems × strategy × budget → results in the store.
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "device.hpp"
 #include "family.hpp"
 #include "measure.hpp"
+#include "scheduler.hpp"
 #include "store.hpp"
 #include "strategies/strategy.hpp"
 #include "tool_version.hpp"
@@ -65,6 +67,10 @@ struct SessionResult {
   // Lanes free with no config queued for them (between problems, or the search had none to give
   // yet); it includes the strategy's time above.
   double starved_seconds = 0;
+  // The same, by what the session's thread did meanwhile (SessionActivity's order), and by
+  // problem (the newest one begun at the time, in the run's order).
+  std::array<double, session_activity_count> starved_by_activity{};
+  std::vector<double> starved_by_problem;
   // The session's thread, the one writer and the strategy's home (wall seconds): proposing
   // (bayes_opt fits its model there), taking results in, storing results. When their sum nears the run's time, the
   // thread is what the GPUs wait for.

@@ -169,6 +169,43 @@ TEST(Scheduler, CountsTheTimeLanesWaitWithNothingQueued) {
   EXPECT_LT(after - before, 1.0);
 }
 
+// The idle time is filed under what the session's thread said it was doing, and under the newest
+// problem begun: the time line's account of what the GPUs waited for.
+TEST(Scheduler, FilesTheTimeLanesWaitUnderTheSessionsActivityAndProblem) {
+  const CopySpace fixture;
+  const auto& [copy, space, configs] = fixture;
+  SimulatedLane first(std::chrono::microseconds(100)), second(std::chrono::microseconds(100));
+  Scheduler scheduler({&first, &second}, space);
+  const auto problems = copy.problems({});
+  ASSERT_GE(problems.size(), 2u);
+  scheduler.begin_problem(problems[0], 1, std::nullopt);
+  scheduler.note_activity(SessionActivity::proposing);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  scheduler.note_activity(SessionActivity::held_back);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  scheduler.begin_problem(problems[1], 1, std::nullopt);
+  scheduler.note_activity(SessionActivity::between_problems);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const auto by_activity = scheduler.starved_seconds_by_activity();
+  const auto by_problem = scheduler.starved_seconds_by_problem();
+  const auto at = [&](SessionActivity a) { return by_activity[static_cast<std::size_t>(a)]; };
+  // Two idle lanes, 60 ms each: 0.12 lane-seconds per activity (sleeps may run long, never short).
+  EXPECT_GE(at(SessionActivity::proposing), 0.115);
+  EXPECT_GE(at(SessionActivity::held_back), 0.115);
+  EXPECT_GE(at(SessionActivity::between_problems), 0.115);
+  EXPECT_LT(at(SessionActivity::storing), 1e-9) << "never noted";
+  ASSERT_EQ(by_problem.size(), 2u);
+  EXPECT_GE(by_problem[0], 0.23);
+  EXPECT_GE(by_problem[1], 0.115);
+  // The parts add up to the whole.
+  double activities = 0, problems_sum = 0;
+  for (double s : by_activity) activities += s;
+  for (double s : by_problem) problems_sum += s;
+  const double total = scheduler.starved_seconds();
+  EXPECT_NEAR(activities, total, 0.01);
+  EXPECT_NEAR(problems_sum, total, 0.01);
+}
+
 TEST(Scheduler, DroppedJobsAreNeverEvaluatedAndABrokenLaneEndsTheRun) {
   const CopySpace fixture;
   const auto& [copy, space, configs] = fixture;

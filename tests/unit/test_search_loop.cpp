@@ -4,6 +4,7 @@
 // stop drops what is queued but records what was running.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -223,6 +224,76 @@ TEST(SearchLoop, ResultsTakenInTogetherAreCommittedOnceBeforeTheStrategyHearsOfT
   EXPECT_EQ(s.observed_uncommitted, 0u);
   EXPECT_GT(s.commits, 0u);
   EXPECT_LT(s.commits, s.tally.evaluated) << "a commit per result";
+}
+
+// The scheduler's queue as the loop sees it, remembering what the loop said it was doing.
+class NotingQueue : public EvaluationQueue {
+ public:
+  explicit NotingQueue(Scheduler& scheduler) : scheduler_(scheduler) {}
+  void submit(std::vector<Job> jobs) override { scheduler_.submit(std::move(jobs)); }
+  std::optional<Finished> next_finished() override { return scheduler_.next_finished(); }
+  std::optional<Finished> finished_if_any() override { return scheduler_.finished_if_any(); }
+  std::size_t drop_queued() override { return scheduler_.drop_queued(); }
+  void note_activity(SessionActivity activity) override { noted.push_back(activity); }
+  std::vector<SessionActivity> noted;
+
+ private:
+  Scheduler& scheduler_;
+};
+
+// The loop tells the queue what it does, so that GPUs with nothing queued are filed under the
+// right cause: "held back" only after the strategy declined with configs in flight, "waiting"
+// when the loop itself keeps enough in flight.
+std::vector<SessionActivity> noted_during(Strategy& strategy, const SearchLimits& limits) {
+  TimedLane lane(std::chrono::microseconds(500));
+  Scheduler scheduler({&lane}, copy_space());
+  static CopyFamily copy;
+  scheduler.begin_problem(copy.problems({})[0], 1, std::nullopt);
+  NotingQueue queue(scheduler);
+  SearchHooks hooks;
+  hooks.dispatch = [&](const Config& config) -> std::variant<Scheduler::Job, Observation> {
+    return Scheduler::Job{0, config, compiled_now()};
+  };
+  hooks.record = [&](const Scheduler::Finished& finished) {
+    return Observation{finished.config, finished.outcome.measurement->median_ms, 0.001};
+  };
+  hooks.must_stop = [] { return false; };
+  run_problem_search(strategy, queue, limits, hooks);
+  return queue.noted;
+}
+
+// Proposes one config at a time and declines while it is out (a sequential strategy asked ahead).
+class OneAtATime : public Watched {
+ public:
+  using Watched::Watched;
+  std::vector<Config> propose(std::size_t) override {
+    return proposed > observed ? std::vector<Config>{} : Watched::propose(1);
+  }
+};
+
+TEST(SearchLoop, TellsTheQueueWhetherTheStrategyHeldBackOrTheLoopWaits) {
+  const auto count = [](const std::vector<SessionActivity>& noted, SessionActivity a) {
+    return std::count(noted.begin(), noted.end(), a);
+  };
+  OneAtATime declining(make_strategy("brute_force", copy_space(), 1));
+  const auto held = noted_during(declining, {10, 8, 4});
+  EXPECT_GT(count(held, SessionActivity::held_back), 0);
+  // It never had more than one in flight: the loop waits unasked only once the budget is proposed.
+  const auto last_proposal = std::find(held.rbegin(), held.rend(), SessionActivity::proposing).base();
+  EXPECT_EQ(std::count(held.begin(), last_proposal, SessionActivity::waiting), 0);
+  for (std::size_t i = 1; i < held.size(); ++i)
+    if (held[i] == SessionActivity::held_back) EXPECT_EQ(held[i - 1], SessionActivity::proposing);
+  // Results are stored, then the strategy takes them in.
+  const auto storing = std::find(held.begin(), held.end(), SessionActivity::storing);
+  ASSERT_NE(storing, held.end());
+  ASSERT_NE(storing + 1, held.end());
+  EXPECT_EQ(*(storing + 1), SessionActivity::taking_in);
+
+  // Batches of 8 and a low-water mark of 2: the loop waits with more than 2 in flight, unasked.
+  Watched eager(make_strategy("brute_force", copy_space(), 1));
+  const auto waited = noted_during(eager, {24, 8, 2});
+  EXPECT_GT(count(waited, SessionActivity::waiting), 0);
+  EXPECT_EQ(count(waited, SessionActivity::held_back), 0) << "brute force never declines";
 }
 
 TEST(SearchLoop, StoredConfigsAreObservedNotEvaluatedAndTheBudgetCountsThem) {

@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -334,6 +335,26 @@ int describe_space(const TuneArgs& args) {
   return 0;
 }
 
+// Where the GPUs had nothing queued: under what the session's thread did meanwhile, and in which
+// problem's search. Says whether they wait for the strategy, for the writer, or between problems.
+void print_starvation(std::ostream& out, const SessionOptions& options, const SessionResult& result) {
+  if (result.starved_seconds < 0.1) return;
+  std::vector<std::string> parts;
+  for (std::size_t a = 0; a < session_activity_count; ++a)
+    if (result.starved_by_activity[a] >= 0.05)
+      parts.push_back(fmt::format("{} {:.1f}", session_activity_name(static_cast<SessionActivity>(a)),
+                                  result.starved_by_activity[a]));
+  out << fmt::format("nothing queued, {:.1f} GPU-s in all, while the session's thread was: {}\n",
+                     result.starved_seconds,
+                     parts.empty() ? std::string("-") : fmt::format("{}", fmt::join(parts, ", ")));
+  parts.clear();
+  for (std::size_t p = 0; p < result.starved_by_problem.size() && p < options.problems.size(); ++p)
+    if (result.starved_by_problem[p] >= 0.05)
+      parts.push_back(fmt::format("{} {:.1f}", options.problems[p].key(), result.starved_by_problem[p]));
+  if (!parts.empty())
+    out << fmt::format("nothing queued during each problem's search (GPU-s): {}\n", fmt::join(parts, ", "));
+}
+
 // What a finished run prints: its counts, the best table, where the time went, and the report.
 void report_run(std::ostream& out, const Family& family, const Device& device, db::Store& store,
                 const SessionOptions& options, const SessionResult& result) {
@@ -368,6 +389,7 @@ void report_run(std::ostream& out, const Family& family, const Device& device, d
       before_work, result.compile_wait_seconds, result.setup_seconds, result.setup_host_seconds, choosing,
       result.finishing_seconds * result.gpus, other,
       std::clamp(result.starved_seconds - choosing, 0.0, std::max(other, 0.0)));
+  print_starvation(out, options, result);
   out << fmt::format(
       "session thread: {:.1f} s proposing (model fits included), {:.1f} s taking results in, {:.1f} s storing "
       "results, of {:.1f} s\n",
