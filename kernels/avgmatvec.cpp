@@ -26,11 +26,18 @@ std::string AvgmatvecFamily::summary() const {
 
 Space AvgmatvecFamily::space(const DeviceLimits& limits) const {
   Space s;
-  s.labelled_axis("fuse", {"split", "fused"}, "averages to memory then a tiled product, or one block per set")
+  // Labels are appended, never reordered: a stored config's fuse value keeps its meaning.
+  s.labelled_axis("fuse", {"split", "fused", "stream8x32", "stream8x64", "stream16x64"},
+                  "averages to memory then a tiled product; one block per set; or streamSxP: blocks of S sets x P "
+                  "components multiply as they go, the last block of a group adds the partials")
       .labelled_axis("reduce", {"warp", "shared"}, "a row of M values: warp shuffles, or a block-wide shared tree")
       .axis("block", {128, 256, 512, 1024}, "threads per block")
       .axis("ept", {1, 2, 4, 8}, "vector loads in flight per thread")
       .axis("vec", {1, 2, 4}, "floats per vector load")
+      .require("stream averages with warps only, in blocks of 128 or 256",
+               [](const ConfigView& c) {
+                 return !is_stream(c["fuse"]) || (c["reduce"] == warp && (c["block"] == 128 || c["block"] == 256));
+               })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory (tree + the fused kernel's average of the longest vectors) <= device opt-in limit",
@@ -86,9 +93,37 @@ std::vector<BufferSpec> AvgmatvecFamily::buffers(const Problem& p) const {
           {"y", l * n * 4, BufferRole::output}};
 }
 
+AvgmatvecFamily::StreamShape AvgmatvecFamily::stream_shape(std::int64_t fuse) {
+  switch (fuse) {
+    case stream_8x32:
+      return {8, 32};
+    case stream_8x64:
+      return {8, 64};
+    case stream_16x64:
+      return {16, 64};
+    default:
+      throw Error(fmt::format("avgmatvec: fuse value {} is not a stream variant", fuse));
+  }
+}
+
+namespace {
+struct StreamGrid {
+  std::int64_t groups, chunks;
+};
+StreamGrid stream_grid(std::int64_t n, std::int64_t l, AvgmatvecFamily::StreamShape shape) {
+  return {(n + shape.sets - 1) / shape.sets, (l + shape.rows - 1) / shape.rows};
+}
+}  // namespace
+
 std::vector<BufferSpec> AvgmatvecFamily::scratch(const Problem& p, const ConfigView& c) const {
   if (c["fuse"] == fused) return {};
   const auto [n, m, l] = dims_of(p);
+  if (is_stream(c["fuse"])) {
+    const StreamShape shape = stream_shape(c["fuse"]);
+    const auto [groups, chunks] = stream_grid(n, l, shape);
+    return {{"partial", groups * chunks * l * shape.sets * 4, BufferRole::scratch},
+            {"finished", groups * 4, BufferRole::scratch}};
+  }
   return {{"avg", n * l * 4, BufferRole::scratch}};
 }
 
@@ -102,6 +137,15 @@ std::vector<Step> AvgmatvecFamily::plan(const Problem& p, const ConfigView& c) c
                          block,
                          static_cast<unsigned>(l * 4),
                          {BufferArg{"v"}, BufferArg{"a"}, n32, m32, l32, BufferArg{"y"}}}};
+  if (is_stream(c["fuse"])) {  // no memset: the counters reset themselves (see the template)
+    const auto [groups, chunks] = stream_grid(n, l, stream_shape(c["fuse"]));
+    return {KernelLaunch{
+        "avgmatvec_stream",
+        Dim3{static_cast<unsigned>(groups * chunks)},
+        block,
+        0,
+        {BufferArg{"v"}, BufferArg{"a"}, n32, m32, l32, BufferArg{"partial"}, BufferArg{"finished"}, BufferArg{"y"}}}};
+  }
   const std::int64_t rows = n * l;
   const std::int64_t row_blocks = c["reduce"] == warp ? (rows + c["block"] / 32 - 1) / (c["block"] / 32) : rows;
   const Dim3 matvec_grid{static_cast<unsigned>((n + kMatvecTile - 1) / kMatvecTile),

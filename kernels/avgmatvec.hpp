@@ -11,7 +11,9 @@ namespace cutune {
 
 class AvgmatvecFamily : public Family {
  public:
-  enum Fuse : std::int64_t { split = 0, fused = 1 };
+  // stream_SxP: a block averages P components of S sets and multiplies them by A's P columns;
+  // the last block of a set group adds the group's partial products (see the template).
+  enum Fuse : std::int64_t { split = 0, fused = 1, stream_8x32 = 2, stream_8x64 = 3, stream_16x64 = 4 };
   enum Reduce : std::int64_t { warp = 0, shared = 1 };
   // The fused kernel keeps one set's average (L floats) in shared memory: at most 48 KiB.
   static constexpr std::int64_t kMaxLength = 12288;
@@ -39,6 +41,13 @@ class AvgmatvecFamily : public Family {
   const ProblemSchema& problem_schema() const override { return schema(); }
   void check_problem(const Problem& problem) const override;
   static double relative_tolerance(std::int64_t m, std::int64_t l);
+
+  // Sets and components (rows of v) per block of a stream variant; mirrors the template's table.
+  struct StreamShape {
+    std::int64_t sets, rows;
+  };
+  static bool is_stream(std::int64_t fuse) { return fuse >= stream_8x32; }
+  static StreamShape stream_shape(std::int64_t fuse);
 };
 
 // y (l x n) = A (l x l) times the averages of the n sets of v (laid out v[n][l][m]), in double.

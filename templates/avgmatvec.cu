@@ -13,8 +13,15 @@
 //                    computes y = A avg^T as a small tiled matrix product that reuses A
 //                  1 fused: one block per set averages its L rows into shared memory, then
 //                    its warps compute the L dot products with rows of A
+//                  2, 3, 4 stream SxP (8x32, 8x64, 16x64): one kernel; a block averages P rows
+//                    (components) of S sets, multiplies them by the matching P columns of A
+//                    (read from L2, reused by the S sets) and stores the L x S partial product;
+//                    the last block of a set group to finish (a self-resetting counter) adds
+//                    the group's partials into y. The products run while other blocks stream,
+//                    instead of after the whole read as in split. The S, P table is mirrored in
+//                    kernels/avgmatvec.cpp (stream_shape).
 //   CUTUNE_REDUCE  how a row of M values is added up: 0 a warp per row, shuffles;
-//                  1 a block per row, shared-memory tree
+//                  1 a block per row, shared-memory tree (not with stream: warps only)
 //   CUTUNE_BLOCK   threads per block of avg_rows / the fused kernel
 //   CUTUNE_EPT     vector loads each thread issues before adding (in flight together)
 //   CUTUNE_VEC     floats per vector load (1, 2, 4); scalar when M (or L for rows of A) is not
@@ -196,6 +203,128 @@ matvec_tiles(const float* __restrict__ a, const float* __restrict__ avg, int set
       if (row < l && set < sets) y[(long long)row * sets + set] = acc[i][j];
     }
   }
+}
+
+#elif CUTUNE_FUSE >= 2
+// ---- stream: averages and partial products per block, the last block of a group adds them ------
+
+#if CUTUNE_FUSE == 2
+#define STREAM_SETS 8
+#define STREAM_ROWS 32
+#elif CUTUNE_FUSE == 3
+#define STREAM_SETS 8
+#define STREAM_ROWS 64
+#else
+#define STREAM_SETS 16
+#define STREAM_ROWS 64
+#endif
+static_assert(STREAM_SETS % 4 == 0 && STREAM_ROWS % 4 == 0, "sets and rows per block go as float4");
+
+// Block b handles set group g = b / chunks (sets g*S ..) and chunk c = b % chunks (components
+// c*P ..): the chunks of a group are neighbours in launch order, so a group's partials are
+// written close together in time and are still in L2 when its last block adds them.
+// partials: [groups][chunks][L][S] floats; finished: one counter per group (scratch, poisoned
+// before the first run: see the ticket below).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+avgmatvec_stream(const float* __restrict__ v, const float* __restrict__ a, int sets, int m, int l, float* __restrict__ partials,
+                 unsigned int* __restrict__ finished, float* __restrict__ y) {
+  __shared__ __align__(16) float avg[STREAM_ROWS][STREAM_SETS];  // avg[p][s] of this block's sets and components
+  __shared__ bool is_last;
+  const int chunks = (l + STREAM_ROWS - 1) / STREAM_ROWS;
+  const int group = blockIdx.x / chunks, chunk = blockIdx.x % chunks;
+  const int set0 = group * STREAM_SETS, p0 = chunk * STREAM_ROWS;
+  const int set_count = min(STREAM_SETS, sets - set0), row_count = min(STREAM_ROWS, l - p0);
+  const float scale = 1.0f / m;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  // Averages: a warp per row of v; absent sets average to 0 (absent rows are never read).
+  for (int i = threadIdx.x; i < STREAM_ROWS * STREAM_SETS; i += BLOCK)
+    if (i % STREAM_SETS >= set_count) avg[i / STREAM_SETS][i % STREAM_SETS] = 0.0f;
+  for (int i = warp; i < set_count * row_count; i += WARPS) {
+    const int s = i / row_count, p = i % row_count;
+    const float* row = v + ((long long)(set0 + s) * l + p0 + p) * m;
+    const float sum = warp_sum(partial<false>(row, nullptr, m, lane, 32));
+    if (lane == 0) avg[p][s] = sum * scale;
+  }
+  __syncthreads();
+
+  // Partial products: a thread per row r of A, its row_count columns from p0 times the S averages.
+  float* out = partials + (long long)blockIdx.x * l * STREAM_SETS;
+  for (int r = threadIdx.x; r < l; r += BLOCK) {
+    float acc[STREAM_SETS];
+#pragma unroll
+    for (int s = 0; s < STREAM_SETS; ++s) acc[s] = 0.0f;
+    const float* a_row = a + (long long)r * l + p0;
+    if (row_count == STREAM_ROWS && l % 4 == 0) {  // a whole chunk, 16-byte aligned
+#pragma unroll 4
+      for (int p = 0; p < STREAM_ROWS; p += 4) {
+        const float4 q = *reinterpret_cast<const float4*>(a_row + p);
+        const float x[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+#pragma unroll
+          for (int s = 0; s < STREAM_SETS; s += 4) {
+            const float4 w = *reinterpret_cast<const float4*>(&avg[p + k][s]);
+            acc[s] += x[k] * w.x, acc[s + 1] += x[k] * w.y, acc[s + 2] += x[k] * w.z, acc[s + 3] += x[k] * w.w;
+          }
+      }
+    } else {
+      for (int p = 0; p < row_count; ++p) {
+        const float x = a_row[p];
+#pragma unroll
+        for (int s = 0; s < STREAM_SETS; s += 4) {
+          const float4 w = *reinterpret_cast<const float4*>(&avg[p][s]);
+          acc[s] += x * w.x, acc[s + 1] += x * w.y, acc[s + 2] += x * w.z, acc[s + 3] += x * w.w;
+        }
+      }
+    }
+    float4* dst = reinterpret_cast<float4*>(out + (long long)r * STREAM_SETS);
+#pragma unroll
+    for (int s = 0; s < STREAM_SETS; s += 4) dst[s / 4] = make_float4(acc[s], acc[s + 1], acc[s + 2], acc[s + 3]);
+  }
+  __threadfence();  // this thread's partials are visible device-wide before the counter says so
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    // atomicInc wraps to 0 after chunks - 1, so the group's last block leaves its counter at 0
+    // for the next run. A counter never used before (the poison, >= chunks) is only reset by
+    // the first call, which then takes a ticket of its own.
+    unsigned int ticket = atomicInc(&finished[group], chunks - 1);
+    if (ticket >= (unsigned)chunks) ticket = atomicInc(&finished[group], chunks - 1);
+    is_last = ticket == (unsigned)chunks - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();  // every other block's partials of the group are visible to this one
+
+  // y[r][set0 + s] = the group's partials added in chunk order (the same order every run).
+  const float* group_partial = partials + (long long)group * chunks * l * STREAM_SETS;
+  for (int r = threadIdx.x; r < l; r += BLOCK) {
+    float sum[STREAM_SETS];
+#pragma unroll
+    for (int s = 0; s < STREAM_SETS; ++s) sum[s] = 0.0f;
+    for (int c = 0; c < chunks; ++c) {
+      const float4* src = reinterpret_cast<const float4*>(group_partial + ((long long)c * l + r) * STREAM_SETS);
+#pragma unroll
+      for (int s = 0; s < STREAM_SETS; s += 4) {
+        const float4 w = __ldcg(src + s / 4);  // from L2: other SMs wrote it
+        sum[s] += w.x, sum[s + 1] += w.y, sum[s + 2] += w.z, sum[s + 3] += w.w;
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < STREAM_SETS; ++s)
+      if (s < set_count) y[(long long)r * sets + set0 + s] = sum[s];
+  }
+#if __CUDA_ARCH__ >= 800
+  // The group's partials are dead now: drop their L2 lines unwritten, or they would go back to
+  // memory (N L chunks floats, a few % of v's bytes). Only lines wholly inside the group's
+  // region: a line shared with a neighbouring group may hold partials it has yet to add.
+  __syncthreads();  // every thread has read its partials
+  const unsigned long long region = (unsigned long long)group_partial;
+  const unsigned long long first = (region + 127) & ~127ull;
+  const unsigned long long end = (region + (unsigned long long)chunks * l * STREAM_SETS * 4) & ~127ull;
+  for (unsigned long long line = first + threadIdx.x * 128ull; line < end; line += BLOCK * 128ull)
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
+#endif
 }
 
 #else

@@ -34,3 +34,19 @@ TEST(GpuAvgmatvec, PlantedWrongVariantIsRejected) {
   const int rejected = expect_rejected_exactly(rows, {"fuse=split"}, 3 * sets + 5);
   EXPECT_GT(rejected, 50);
 }
+
+TEST(GpuAvgmatvec, PlantedWrongStreamVariantIsRejected) {
+  TempDb t;
+  db::Store store(t.path);
+  // The stream variants' last block adds y[3][5] 1 % too large; the sets (40) span groups of 8
+  // and 16, the components (48) one or two chunks.
+  EditedFamily wrong(registered_avgmatvec(), "if (s < set_count) y[(long long)r * sets + set0 + s] = sum[s];",
+                     "if (s < set_count) y[(long long)r * sets + set0 + s] = sum[s] * (r == 3 && set0 + s == 5 ? "
+                     "1.01f : 1.0f);",
+                     "fuse=stream");
+  const std::int64_t sets = 40;
+  const auto rows = tune(wrong, store, quick_session({AvgmatvecFamily::make_problem(sets, 64, 48)}));
+  const int rejected = expect_rejected_exactly(rows, {"fuse=stream"}, 3 * sets + 5);
+  EXPECT_EQ(rejected, static_cast<int>(rows.size()));
+  EXPECT_GT(rejected, 50);
+}

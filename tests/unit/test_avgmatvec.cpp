@@ -70,6 +70,39 @@ TEST(AvgmatvecSpace, RespectsItsConstraintsAndDeviceLimits) {
     EXPECT_LE(shared, limits.max_shared_per_block_optin);
   });
   EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 300u);
+  std::size_t stream_configs = 0;
+  for_each_config_on_both_devices(family, [&](const DeviceLimits&, const ConfigView& c) {
+    if (!AvgmatvecFamily::is_stream(c["fuse"])) return;
+    ++stream_configs;
+    EXPECT_EQ(c["reduce"], AvgmatvecFamily::warp);  // stream averages with warps only
+    EXPECT_TRUE(c["block"] == 128 || c["block"] == 256);
+  });
+  EXPECT_GT(stream_configs, 0u);
+}
+
+TEST(AvgmatvecPlan, StreamLaunchesABlockPerSetGroupAndChunkWithScratchForTheirPartials) {
+  AvgmatvecFamily family;
+  const Space space = family.space(DeviceLimits{});
+  const Config config = space.parse("fuse=stream8x32,reduce=warp,block=128,ept=1,vec=1");
+  const ConfigView view(space, config);
+  // 33 sets in groups of 8 (the last holds one), 70 components in chunks of 32 (the last 6).
+  const Problem p = AvgmatvecFamily::make_problem(33, 50, 70);
+  const auto steps = family.plan(p, view);
+  ASSERT_EQ(steps.size(), 1u);  // no memset: the counters reset themselves
+  const auto& launch = std::get<KernelLaunch>(steps[0]);
+  EXPECT_EQ(launch.kernel, "avgmatvec_stream");
+  EXPECT_EQ(launch.grid.x, 5u * 3u);
+  EXPECT_EQ(launch.block.x, 128u);
+  const auto scratch = family.scratch(p, view);
+  ASSERT_EQ(scratch.size(), 2u);
+  EXPECT_EQ(scratch[0].name, "partial");
+  EXPECT_EQ(scratch[0].bytes, 5 * 3 * 70 * 8 * 4);  // [groups][chunks][L][S] floats
+  EXPECT_EQ(scratch[1].name, "finished");
+  EXPECT_EQ(scratch[1].bytes, 5 * 4);  // a counter per group
+  const auto shape = AvgmatvecFamily::stream_shape(AvgmatvecFamily::stream_16x64);
+  EXPECT_EQ(shape.sets, 16);
+  EXPECT_EQ(shape.rows, 64);
+  EXPECT_THROW(AvgmatvecFamily::stream_shape(AvgmatvecFamily::split), Error);
 }
 
 TEST(AvgmatvecProblems, DefaultsAndValidation) {
