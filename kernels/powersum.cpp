@@ -31,7 +31,8 @@ bool grid_alphas(const Problem& p) { return p.text("alphas") == "grid"; }
 
 std::string PowersumFamily::summary() const {
   return "power-law MLE sums X-(i,j), X+(i,j) of |x[k]-x[i]|^alpha[j] in double; block per (i,j), per j, lane "
-         "groups, symmetric tiles, or a block per (i, line of exponents) sharing the ladder's starts";
+         "groups, symmetric tiles, or a block per (i, line of exponents) sharing the ladder's starts; powers by "
+         "pow, exp and log, a ladder over evenly spaced exponents, or a table of 2^(i/16)";
 }
 
 std::int64_t PowersumFamily::combine_columns(std::int64_t block, std::int64_t jt) {
@@ -43,6 +44,7 @@ std::int64_t PowersumFamily::combine_columns(std::int64_t block, std::int64_t jt
 
 std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t jt) {
   if (map == sym) return (2 * kSymTile + 2 * kSymTile * (kSymTile + 1)) * 8;
+  if (map == diag) return kSymTile * kSymTile * 8;  // the tile's logs
   // tile and line: the transpose that adds up each group's sums, a row of combine_columns + 1 doubles a thread.
   return map == tile || map == line ? block * (combine_columns(block, jt) + 1) * 8 : 2 * block * 8;
 }
@@ -56,28 +58,46 @@ std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t map, std::int64_t
 Space PowersumFamily::space(const DeviceLimits& limits) const {
   Space s;
   s.labelled_axis(
-       "map", {"pair", "exponent", "tile", "sym", "line"},
-       "(i, j) to blocks: block per pair, per exponent, lane groups, symmetric tiles of pairs, or a block per "
-       "(i, line of block/32 * jt exponents) whose warps share each k's ladder start")
+       "map", {"pair", "exponent", "tile", "sym", "line", "diag"},
+       "(i, j) to blocks: block per pair, per exponent, lane groups, symmetric tiles of pairs, a block per "
+       "(i, line of block/32 * jt exponents) whose warps share each k's ladder start, or symmetric tiles whose "
+       "warps take jt exponents each, lanes owning rows and passing the column sums along")
       .axis("block", {64, 128, 256, 512}, "threads per block")
       .axis("fold", {1, 8, 32}, "tree maps: fold stops at this stride; thread 0 adds the last 2*fold sums")
       .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
       .axis("ksplit", {1, 8, 32}, "tile map: lanes splitting k for one (i, exponent tile)")
       .axis("jt", {1, 4, 8, 10, 16, 20, 32, 40, kMaxExponentsPerGroup},
             "tile, line and sym maps: exponents per lane group (per warp for line, per block for sym)")
-      .labelled_axis("term", {"pow", "explog", "ladder"},
-                     "pow(d, a) per term; exp(a log d) with log d shared by jt exponents; or, where the exponents are "
-                     "evenly spaced, d^a0 times (d^step)^jj: two exp per jt exponents")
+      .labelled_axis("term", {"pow", "explog", "ladder", "tabexp"},
+                     "pow(d, a) per term; exp(a log d) with log d shared by jt exponents; where the exponents are "
+                     "evenly spaced, d^a0 times (d^step)^jj: two exp per jt exponents; or 2^(a log2 d) through a "
+                     "table of 2^(i/16) and a short polynomial, log2 d shared by jt exponents")
       .require("tree maps use one lane group of one exponent and pow (ksplit = jt = 1, term = pow)",
                [](const ConfigView& c) {
                  return c["map"] >= tile || (c["ksplit"] == 1 && c["jt"] == 1 && c["term"] == pow_term);
                })
-      .require("tile and sym maps have no tree to fold (fold = 1)",
+      .require("tile, sym, line and diag maps have no tree to fold (fold = 1)",
                [](const ConfigView& c) { return c["map"] < tile || c["fold"] == 1; })
-      .require("sym loads its own tiles of x and splits no k (stage = global, ksplit = 1)",
-               [](const ConfigView& c) { return c["map"] != sym || (c["stage"] == 0 && c["ksplit"] == 1); })
+      .require("sym and diag load their own tiles of x and split no k (stage = global, ksplit = 1)",
+               [](const ConfigView& c) {
+                 return (c["map"] != sym && c["map"] != diag) || (c["stage"] == 0 && c["ksplit"] == 1);
+               })
+      // Registers: a diag lane holds row and column sums and the exponents, 3 jt doubles.
+      .require(
+          "diag takes its powers through the table, a warp's jt <= 16, a block's at most 80 exponents "
+          "(term = tabexp, jt <= 16, block/32 * jt <= 80)",
+          [](const ConfigView& c) {
+            return c["map"] != diag ||
+                   (c["term"] == tabexp_term && c["jt"] <= 16 && c["block"] / 32 * c["jt"] <= kMaxExponentsPerGroup);
+          })
       .require("explog and ladder share log d between exponents (jt > 1)",
                [](const ConfigView& c) { return c["term"] == pow_term || c["jt"] > 1; })
+      .require(
+          "tabexp in the tile map reads the window from global memory with lanes splitting k (stage = global, "
+          "ksplit >= 8)",
+          [](const ConfigView& c) {
+            return c["term"] != tabexp_term || c["map"] != tile || (c["stage"] == 0 && c["ksplit"] >= 8);
+          })
       .require("ladder in the tile and line maps only",
                [](const ConfigView& c) { return c["term"] != ladder_term || c["map"] == tile || c["map"] == line; })
       .require(
@@ -93,10 +113,13 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
       // Beyond 8 exponents per group a thread holds 16+ accumulators: worth it where the cost per
       // (i, k) is shared by them (ladder, with lane groups splitting k so that enough threads
       // run), or in sym, whose exponents are a loop, not registers.
-      .require("jt > 8: ladder with ksplit >= 8, or sym with jt <= 32",
+      // tabexp's terms are short enough (9 FP64 operations) that the per-k log and the loop around
+      // them matter: up to 20 exponents share them, with lanes splitting k for enough threads.
+      .require("jt > 8: ladder with ksplit >= 8, tabexp with ksplit >= 8 and jt <= 20, sym with jt <= 32, or diag",
                [](const ConfigView& c) {
                  return c["jt"] <= 8 || (c["term"] == ladder_term && c["ksplit"] >= 8) ||
-                        (c["map"] == sym && c["jt"] <= 32);
+                        (c["term"] == tabexp_term && c["ksplit"] >= 8 && c["jt"] <= 20) ||
+                        (c["map"] == sym && c["jt"] <= 32) || c["map"] == diag;
                })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
@@ -172,6 +195,15 @@ std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) co
       return {MemsetStep{"minus", 0, w * a * 8}, MemsetStep{"plus", 0, w * a * 8},
               KernelLaunch{"powersum_sym", grid, block, 0, args}};
     }
+    case diag: {
+      // As sym: tiles above the diagonal add into both sums, which start from zero.
+      const std::int64_t side = (w + kSymTile - 1) / kSymTile;
+      const std::int64_t exponents_per_block = c["block"] / 32 * c["jt"];
+      const Dim3 grid{static_cast<unsigned>(side * (side + 1) / 2),
+                      static_cast<unsigned>((a + exponents_per_block - 1) / exponents_per_block)};
+      return {MemsetStep{"minus", 0, w * a * 8}, MemsetStep{"plus", 0, w * a * 8},
+              KernelLaunch{"powersum_diag", grid, block, 0, args}};
+    }
     case line: {
       const std::int64_t exponents_per_line = c["block"] / 32 * c["jt"];
       const Dim3 grid{static_cast<unsigned>(w),
@@ -244,14 +276,17 @@ HostBuffers PowersumFamily::reference(const Problem& p, const HostBuffers& input
 //    explog computes exp(a L): log and exp are within 1 ulp each (CUDA's; the ladder's starts take
 //    straight_math.cuh's, which test_straight_math measures within 1 ulp), and the argument z = a L is
 //    off by at most 3u|z|, which exp turns into a relative error 3u|z|.
-//    ladder computes d^a0 (d^step)^jj: (u + 3u a0|L|) + jj (u + 3u step|L|) + jj u for the
-//    multiplies (at most jj of them round, however the template splits them into chains),
-//    that is (2 jj + 1)u + 3u a|L|; and the exponents may sit off the line
-//    a0 + jj step by the template's LADDER_SLACK (8u a relative), which adds 8u a_max|L|.
-//    The line map starts warp g's ladder at d^a0 times (d^step)^jt, g times over, the power by
-//    squaring (a power n by squaring rounds R(n) = floor(log2 n) + popcount(n) - 1 times): term
-//    J = g jt + jj of the line sees J copies of d^step's error and jj + g (R(jt) + 1) roundings,
-//    at most 48 over every line the space allows (16 warps of jt = 4: g = 15, jj = 3), so J + 48
+//    tabexp computes 2^(a * 16 log2 d / 16): 16 log2 d is within 3u relative (log, constant,
+//    product), the product with a is exact inside the fmas, so the argument is again off by at most
+//    3u|z|; the table and polynomial are within 3u (test_straight_math measures it), one u more
+//    than exp's ulp, inside the (2 jt_max + 1)u below, which only the ladder's multiplies use. Terms below 2^-1000 come
+//    out as values below 2^-1000 (the clamp of log2 d): absolute errors under 1e-301, far inside atol. ladder computes
+//    d^a0 (d^step)^jj: (u + 3u a0|L|) + jj (u + 3u step|L|) + jj u for the multiplies (at most jj of them round,
+//    however the template splits them into chains), that is (2 jj + 1)u + 3u a|L|; and the exponents may sit off the
+//    line a0 + jj step by the template's LADDER_SLACK (8u a relative), which adds 8u a_max|L|. The line map starts warp
+//    g's ladder at d^a0 times (d^step)^jt, g times over, the power by squaring (a power n by squaring rounds R(n) =
+//    floor(log2 n) + popcount(n) - 1 times): term J = g jt + jj of the line sees J copies of d^step's error and jj + g
+//    (R(jt) + 1) roundings, at most 48 over every line the space allows (16 warps of jt = 4: g = 15, jj = 3), so J + 48
 //    with J < 80: within the 2 jt_max + 1 below. The host test replays this arithmetic.
 //    So every term is within (2 jt_max + 1)u + 11u a_max|L| relative. For d >= 1, |L| <= ln D
 //    with D the largest difference. For d < 1 the |L| part is absolute instead:

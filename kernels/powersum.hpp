@@ -10,9 +10,9 @@ namespace cutune {
 
 class PowersumFamily : public Family {
  public:
-  enum Map : std::int64_t { pair = 0, exponent = 1, tile = 2, sym = 3, line = 4 };
-  static constexpr std::int64_t kSymTile = 32;  // the sym map's tiles of pairs (see the template)
-  enum Term : std::int64_t { pow_term = 0, explog_term = 1, ladder_term = 2 };
+  enum Map : std::int64_t { pair = 0, exponent = 1, tile = 2, sym = 3, line = 4, diag = 5 };
+  static constexpr std::int64_t kSymTile = 32;  // the sym and diag maps' tiles of pairs (see the template)
+  enum Term : std::int64_t { pow_term = 0, explog_term = 1, ladder_term = 2, tabexp_term = 3 };
 
   // Windows are staged whole in shared memory (the study's windows are a few hundred to a few
   // thousand points): at most 48 KiB, so no opt-in is needed on any supported GPU.

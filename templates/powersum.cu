@@ -23,6 +23,14 @@
 //                  4 line (ladder only): one block per i and line of BLOCK/32 * JT exponents;
 //                    the block computes each k's ladder start and group stride once, and each
 //                    warp runs the ladder for JT of the line's exponents (see the map's section)
+//                  5 diag (tabexp only): sym's tiles of pairs above the diagonal, each warp of
+//                    the block taking JT exponents of the same tile: lane l owns row i0 + l and
+//                    at step s takes column (l + s) % 32, so the 32 lanes take 32 distinct
+//                    columns; the column sums travel one lane down after each step (a shuffle)
+//                    and come back to their own lane, the row sums stay put. No barrier per
+//                    exponent, no shared-memory sums; one double atomic per (row or column,
+//                    exponent, tile) into plus and minus (the plan zeroes both first). The tile's
+//                    logs are computed once per block, shared by its warps.
 //   CUTUNE_BLOCK   threads per block (power of two, >= 64)
 //   CUTUNE_FOLD    tree maps: the fold stops at stride FOLD and thread 0 adds the remaining
 //                  2*FOLD partial sums serially (1: a full tree)
@@ -38,6 +46,11 @@
 //                  as an MLE scan's candidate grid is, d^(a0 + jj step) = d^a0 (d^step)^jj: two
 //                  exp and JT - 1 multiplies per (i, k) instead of JT exp. Exponents that are not
 //                  evenly spaced (checked per group, or line, at run time) take the explog path.
+//                  3 tabexp (tile and sym maps): d^a = 2^(a * 16 log2 d), 16 log2 d once per (i, k)
+//                  and shared by the JT exponents, the power through straight_math.cuh's table
+//                  of 2^(i/16) and a degree-6 polynomial: 9 FP64 operations per term against
+//                  about 20 for exp, for exponents that are no grid. Terms below 2^-1022 (d = 0
+//                  among them) come out as some value below 2^-1022 (see straight_math.cuh).
 
 #define BLOCK CUTUNE_BLOCK
 #define FOLD CUTUNE_FOLD
@@ -150,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
              double* __restrict__ minus, double* __restrict__ plus) {
   __shared__ double xi[SYM_TILE], xk[SYM_TILE];
-  __shared__ double pair[SYM_TILE][SYM_TILE + 1];  // |x_k - x_i|, or its log for explog
+  __shared__ double pair[SYM_TILE][SYM_TILE + 1];  // |x_k - x_i|, or its log (16 log2 for tabexp)
   __shared__ double term[SYM_TILE][SYM_TILE + 1];  // +1: row and column sums both conflict-free
   const int t = threadIdx.x;
 
@@ -163,12 +176,22 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
 
   if (t < SYM_TILE) xi[t] = i0 + t < w ? x[i0 + t] : 0.0;
   else if (t < 2 * SYM_TILE) xk[t - SYM_TILE] = k0 + t - SYM_TILE < w ? x[k0 + t - SYM_TILE] : 0.0;
+#if CUTUNE_TERM == 3
+  // The clamp of 16 log2 d that keeps every power of the block's exponents in range.
+  double a_max = 0;
+  for (int jj = 0; jj < JT && blockIdx.y * JT + jj < exponents; ++jj) a_max = fmax(a_max, alpha[blockIdx.y * JT + jj]);
+  const double limit = straight_log16_limit(a_max);
+#endif
   __syncthreads();
   // Distances (and logs) once per pair, shared by the block's exponents.
   for (int p = t; p < SYM_TILE * SYM_TILE; p += BLOCK) {
     const int r = p / SYM_TILE, c = p % SYM_TILE;
     const double d = fabs(xk[c] - xi[r]);
+#if CUTUNE_TERM == 3
+    pair[r][c] = straight_log16(d, limit);
+#else
     pair[r][c] = CUTUNE_TERM == 1 ? log(d) : d;
+#endif
   }
   __syncthreads();
 
@@ -179,7 +202,11 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
     for (int p = t; p < SYM_TILE * SYM_TILE; p += BLOCK) {
       const int r = p / SYM_TILE, c = p % SYM_TILE;
       const bool counted = k0 + c > i0 + r && k0 + c < w;  // above the diagonal, inside the window
+#if CUTUNE_TERM == 3
+      term[r][c] = counted ? straight_power(a, pair[r][c]) : 0.0;
+#else
       term[r][c] = counted ? (CUTUNE_TERM == 1 ? exp(a * pair[r][c]) : pow(pair[r][c], a)) : 0.0;
+#endif
     }
     __syncthreads();
     if (t < SYM_TILE) {
@@ -193,6 +220,82 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
       if (k0 + c < w) atomicAdd(&minus[(long long)j * w + k0 + c], sum);
     }
     __syncthreads();
+  }
+}
+
+#elif CUTUNE_MAP == 5
+// ---- diag map: symmetric tiles, lanes own rows, the column sums travel between lanes ------------
+
+#define DIAG_TILE 32
+#define DIAG_WARPS (BLOCK / 32)
+static_assert(CUTUNE_TERM == 3, "the diag map takes its powers through the table (term = tabexp)");
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
+              double* __restrict__ minus, double* __restrict__ plus) {
+  // 16 log2 |x_k - x_i| of the tile, [row][column] without padding: at step s lane l reads
+  // (l, (l + s) % 32), 32 consecutive columns modulo 32, so no two lanes of a half-warp share a
+  // bank pair.
+  __shared__ double log16[DIAG_TILE * DIAG_TILE];
+  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+
+  // blockIdx.x numbers the tiles (bi, bk), bk >= bi, row by row (as the sym map does).
+  const int tiles_per_side = (w + DIAG_TILE - 1) / DIAG_TILE;
+  int bi = 0, first_of_row = 0;
+  while (first_of_row + (tiles_per_side - bi) <= (int)blockIdx.x) first_of_row += tiles_per_side - bi++;
+  const int bk = bi + (blockIdx.x - first_of_row);
+  const int i0 = bi * DIAG_TILE, k0 = bk * DIAG_TILE;
+
+  // The clamp of 16 log2 d that keeps every power of the block's exponents in range.
+  const int block_j0 = blockIdx.y * (DIAG_WARPS * JT);
+  const int block_count = min(DIAG_WARPS * JT, exponents - block_j0);
+  double a_max = 0;
+  for (int jj = 0; jj < block_count; ++jj) a_max = fmax(a_max, alpha[block_j0 + jj]);
+  const double limit = straight_log16_limit(a_max);
+  // Pairs that do not count (k <= i on the diagonal, k past the window) take the clamp's lowest
+  // log: their powers are below 2^-1022 (straight_math.cuh), an absolute error under 1e-307 in
+  // the row sums; the column sums past the window are dropped.
+  for (int p = t; p < DIAG_TILE * DIAG_TILE; p += BLOCK) {
+    const int i = i0 + p / DIAG_TILE, k = k0 + p % DIAG_TILE;
+    log16[p] = k > i && k < w ? straight_log16(fabs(x[k] - x[i]), limit) : -limit;
+  }
+  __syncthreads();
+
+  const int j0 = block_j0 + warp * JT;
+  const int count = min(JT, exponents - j0);
+  if (count <= 0) return;  // a short last line of exponents: nothing for this warp
+  // Past the last exponent: the group's first, whose sums are computed and dropped (it stays
+  // within the clamp's a_max).
+  double a[JT];
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) a[jj] = alpha[j0 + (jj < count ? jj : 0)];
+  double row[JT], column[JT];
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) row[jj] = column[jj] = 0;
+  const double* my_row = log16 + lane * DIAG_TILE;
+  const int next_lane = (lane + 1) % 32;
+#pragma unroll 1
+  for (int s = 0; s < DIAG_TILE; ++s) {
+    const double l16 = my_row[(lane + s) % DIAG_TILE];
+#pragma unroll
+    for (int jj = 0; jj < JT; ++jj) {
+      const double term = straight_power(a[jj], l16);
+      row[jj] += term;
+      column[jj] += term;
+    }
+    // Lane l takes column (l + s + 1) % 32 next, which lane l + 1 holds now. After the last step
+    // no shuffle: lane l holds column (l + 31) % 32.
+    if (s + 1 < DIAG_TILE) {
+#pragma unroll
+      for (int jj = 0; jj < JT; ++jj) column[jj] = __shfl_sync(FULL_MASK, column[jj], next_lane);
+    }
+  }
+  const int i = i0 + lane, k = k0 + (lane + DIAG_TILE - 1) % DIAG_TILE;
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) {
+    if (jj >= count) break;
+    if (i < w) atomicAdd(&plus[(long long)(j0 + jj) * w + i], row[jj]);
+    if (k < w) atomicAdd(&minus[(long long)(j0 + jj) * w + k], column[jj]);
   }
 }
 
@@ -227,6 +330,9 @@ struct Exponents {
   }
 #else
   double a[JT];  // past the last exponent: 1.0, whose sums are computed and dropped
+#if CUTUNE_TERM == 3
+  double log16_limit;  // the clamp of 16 log2 d for these exponents (straight_log16)
+#endif
   __device__ __forceinline__ double at(int jj) const { return a[jj]; }
 #endif
 };
@@ -251,6 +357,12 @@ __device__ __forceinline__ Exponents run_of_exponents(const double* __restrict__
 #else
 #pragma unroll
   for (int jj = 0; jj < JT; ++jj) e.a[jj] = jj < e.count ? alpha[j0 + jj] : 1.0;
+#if CUTUNE_TERM == 3
+  double a_max = 1.0;
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) a_max = fmax(a_max, e.a[jj]);
+  e.log16_limit = straight_log16_limit(a_max);
+#endif
 #endif
   return e;
 }
@@ -263,6 +375,14 @@ __device__ __forceinline__ void explog_add(double (&acc)[JT], const Exponents& e
 #pragma unroll
   for (int jj = 0; jj < JT; ++jj) acc[jj] += exp(e.at(jj) * log_d);
 }
+
+#if CUTUNE_TERM == 3
+// Adds 2^(a 16 log2 d / 16) = d^a for the group's exponents to acc, each product fused into its add.
+__device__ __forceinline__ void tabexp_add(double (&acc)[JT], const Exponents& e, double log16_d) {
+#pragma unroll
+  for (int jj = 0; jj < JT; ++jj) acc[jj] = straight_power_add(acc[jj], e.at(jj), log16_d);
+}
+#endif
 
 #if CUTUNE_TERM == 2
 // The ladder's start for one distance d: (d^a0, d^step). d = 0 (k = i, repeated points, or no k
@@ -335,6 +455,8 @@ __device__ __forceinline__ void add_terms(const double* xs, double xi, int begin
 #if CUTUNE_TERM == 0
 #pragma unroll
     for (int jj = 0; jj < JT; ++jj) acc[jj] += pow(d, e.at(jj));
+#elif CUTUNE_TERM == 3
+    tabexp_add(acc, e, straight_log16(d, e.log16_limit));
 #else
     explog_add(acc, e, log(d));
 #endif

@@ -125,3 +125,92 @@ STRAIGHT_FN double straight_exp(double z) {
   const double scale2 = straight_double(static_cast<long long>(ni - half + 1023) << 52);
   return p * scale1 * scale2;
 }
+
+// ---- Powers through a table: d^a = 2^(a log2 d) for many a sharing one d (powersum's tabexp) ----
+//
+// Per d, once: straight_log16(d) = 16 log2 d. Per exponent a: z = a * 16 log2 d splits into
+// n = round(z) and r = z - n in [-1/2, 1/2] (the product a * 16 log2 d is exact inside the fmas, so
+// r carries no rounding of it); 2^(z/16) = 2^(n >> 4) * 2^((n & 15)/16) * 2^(r/16), the first
+// applied to the exponent bits, the second from a table of 16 doubles, the third a degree-6
+// polynomial. That is 6 FP64 operations for the polynomial and 3 for the split, against about 20
+// for exp: with the table, r/16 is within 1/32 of zero instead of 1/2.
+//
+// Accuracy (tests/unit/test_straight_math.cpp measures it on the host, from this same text): the
+// table entries are correctly rounded (1/2 ulp), the polynomial is a near-minimax fit of 2^(r/16)
+// on [-1/2, 1/2] (relative error below 8e-18, a fifteenth of an ulp), and its last Horner step and
+// the product with the table entry round once each: within 3u relative, u = 2^-53 (measured:
+// 2.7u). straight_power_add's fused product saves the last of them.
+// straight_power_add(acc, ...) returns acc + 2^(z/16) with the product fused into the add.
+//
+// Range: the caller clamps 16 log2 d per d to +-2^30 / a_max (straight_log16_limit), so that
+// |z| < 2^31 fits the integer taken from the low word, and the power of two 2^(n >> 4) is clamped
+// to [2^-1023, 2^1023] on the integer side, with no branch. A power below 2^-1022 (d = 0 among
+// them, for every a >= a_max / 65536) then comes out as some value below 2^-1022 instead of its
+// own, or 0; a power above 2^1024 comes out finite instead of infinite.
+
+#define STRAIGHT_LOG16_2E 23.083120654223414  // 16 / ln 2
+// 2^(i/16), i = 0..15, correctly rounded.
+#define STRAIGHT_EXP2_SIXTEENTHS                                                                                   \
+  {                                                                                                                \
+    1.0, 1.0442737824274138, 1.0905077326652577, 1.1387886347566916, 1.189207115002721, 1.241857812073484,       \
+        1.2968395546510096, 1.3542555469368927, 1.4142135623730951, 1.4768261459394993, 1.5422108254079407,      \
+        1.6104903319492543, 1.681792830507429, 1.7562521603732995, 1.8340080864093424, 1.9152065613971474        \
+  }
+#if defined(__CUDACC_RTC__) || defined(__CUDA_ARCH__)
+__device__ const double straight_exp2_sixteenths[16] = STRAIGHT_EXP2_SIXTEENTHS;
+// Through the read-only data cache: lanes index the table at random, which a constant-bank load
+// would serialise.
+STRAIGHT_FN double straight_exp2_sixteenth(int i) { return __ldg(&straight_exp2_sixteenths[i]); }
+#else
+inline constexpr double straight_exp2_sixteenths[16] = STRAIGHT_EXP2_SIXTEENTHS;
+inline double straight_exp2_sixteenth(int i) { return straight_exp2_sixteenths[i]; }
+#endif
+
+// The clamp that keeps |a * straight_log16(d)| <= 2^30 for every a in (0, a_max]. Never reached
+// by a d > 0 (|16 log2 d| <= 17184) for a_max below 60000.
+STRAIGHT_FN double straight_log16_limit(double a_max) { return 1073741824.0 / a_max; }
+
+// 16 log2 d, clamped to +-limit (d = 0 gives -limit). Within 3u relative of the exact value
+// where not clamped: straight_log's ulp, the constant's and the product's roundings.
+STRAIGHT_FN double straight_log16(double d, double limit) {
+  return fmin(fmax(straight_log(d) * STRAIGHT_LOG16_2E, -limit), limit);
+}
+
+// 2^(a l16 / 16) as the table's entry (scaled by 2^(n >> 4)) and the polynomial's value, for
+// |a l16| <= 2^30; their product is the power.
+struct StraightPowerParts {
+  double scale, poly;
+};
+STRAIGHT_FN StraightPowerParts straight_power_parts(double a, double l16) {
+  const double shifted = fma(a, l16, STRAIGHT_MAGIC);  // n = round(a l16) in the low bits
+  const double n = shifted - STRAIGHT_MAGIC;
+  const double r = fma(a, l16, -n);  // in [-1/2, 1/2]
+  const int ni = static_cast<int>(straight_bits(shifted));
+  // 2^(r/16), near-minimax on [-1/2, 1/2] (coefficients fitted in 50-digit arithmetic)
+  const double fit[] = {1.0,
+                        0.04332169878499668,
+                        0.0009383847928089877,
+                        1.3550807776390032e-05,
+                        1.4676100321236697e-07,
+                        1.2716120543851127e-09,
+                        9.181354192172116e-12};
+  const double poly = straight_polynomial(r, fit);
+  // (n >> 4) << 52 added to the entry's exponent bits (1023, the entry is in [1, 2)), n >> 4
+  // clamped so that the field stays in [0, 2046]; unsigned arithmetic, so that a negative shift
+  // wraps rather than overflows.
+  const int power_of_two = ni >> 4 < -1023 ? -1023 : (ni >> 4 > 1023 ? 1023 : ni >> 4);
+  const unsigned long long entry = static_cast<unsigned long long>(straight_bits(straight_exp2_sixteenth(ni & 15)));
+  const unsigned long long shift = static_cast<unsigned long long>(static_cast<long long>(power_of_two)) << 52;
+  return {straight_double(static_cast<long long>(entry + shift)), poly};
+}
+
+STRAIGHT_FN double straight_power(double a, double l16) {
+  const StraightPowerParts parts = straight_power_parts(a, l16);
+  return parts.scale * parts.poly;
+}
+
+// acc + 2^(a l16 / 16), the product fused into the add (one rounding fewer, one FP64 op fewer).
+STRAIGHT_FN double straight_power_add(double acc, double a, double l16) {
+  const StraightPowerParts parts = straight_power_parts(a, l16);
+  return fma(parts.scale, parts.poly, acc);
+}

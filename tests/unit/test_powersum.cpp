@@ -117,9 +117,17 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
     if (c["map"] < PowersumFamily::tile) {
       EXPECT_EQ(c["ksplit"] * c["jt"], 1);
     }
-    if (c["map"] == PowersumFamily::sym) {
+    if (c["map"] == PowersumFamily::sym || c["map"] == PowersumFamily::diag) {
       EXPECT_EQ(c["ksplit"], 1);
       EXPECT_EQ(c["stage"], 0);
+    }
+    if (c["map"] == PowersumFamily::diag) {
+      EXPECT_EQ(c["term"], PowersumFamily::tabexp_term);  // the template's static_assert
+      EXPECT_LE(c["block"] / 32 * c["jt"], PowersumFamily::kMaxExponentsPerGroup);
+    }
+    if (c["term"] == PowersumFamily::tabexp_term) {
+      EXPECT_TRUE(c["map"] == PowersumFamily::tile || c["map"] == PowersumFamily::sym ||
+                  c["map"] == PowersumFamily::diag);
     }
     EXPECT_LE(c["jt"], PowersumFamily::kMaxExponentsPerGroup);  // the tolerance covers the ladder up to there
     if (c["term"] == PowersumFamily::ladder_term) {
@@ -131,7 +139,8 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
       EXPECT_LE(c["block"] / 32 * c["jt"], PowersumFamily::kMaxExponentsPerGroup);  // the tolerance's line
     }
   });
-  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 400u);  // brute force stays minutes
+  // Brute force stays minutes (456 configs: 380 before the table's term and the diag map).
+  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 460u);
 }
 
 TEST(PowersumProblems, DefaultsAndValidation) {
@@ -220,6 +229,39 @@ TEST(PowersumVerify, LadderArithmeticIsWithinTheTolerance) {
   for (const auto& [line, jt] : {std::pair<std::size_t, std::size_t>{longest, longest}, {longest, 10}, {64, 4}}) {
     const Verdict v = family.compare(p, expected, ladder_sums(family, p, inputs, line, jt));
     EXPECT_TRUE(v.ok) << "lines of " << line << " in groups of " << jt << ": " << v.message;
+  }
+}
+
+// The table's arithmetic (term = tabexp: straight_log16 once per pair, straight_power per term,
+// with the clamp of the exponents' largest) replayed on the host, in the diag map's order: each
+// term added to the row's and the column's sum. It must pass the family's verification on the
+// study's window with random exponents, where it runs, and on the grid.
+TEST(PowersumVerify, TableArithmeticIsWithinTheTolerance) {
+  PowersumFamily family;
+  for (const auto alphas : {PowersumFamily::Alphas::random, PowersumFamily::Alphas::grid}) {
+    const Problem p = PowersumFamily::make_problem(500, PowersumFamily::kDefaultExponents, alphas);
+    const HostBuffers inputs = generated_inputs(family, p, 5);
+    const HostBuffers expected = family.reference(p, inputs);
+    HostBuffers sums = family.reference(p, inputs);
+    const auto x = inputs.as<double>("x");
+    const auto alpha = inputs.as<double>("alpha");
+    auto minus = sums.as<double>("minus");
+    auto plus = sums.as<double>("plus");
+    const std::size_t w = x.size();
+    const double limit = straight_log16_limit(*std::max_element(alpha.begin(), alpha.end()));
+    for (std::size_t j = 0; j < alpha.size(); ++j) {
+      std::vector<double> m(w, 0.0), q(w, 0.0);
+      for (std::size_t i = 0; i < w; ++i)
+        for (std::size_t k = i + 1; k < w; ++k) {
+          const double term = straight_power(alpha[j], straight_log16(std::fabs(x[k] - x[i]), limit));
+          q[i] += term;
+          m[k] += term;
+        }
+      std::copy(m.begin(), m.end(), minus.begin() + static_cast<std::ptrdiff_t>(j * w));
+      std::copy(q.begin(), q.end(), plus.begin() + static_cast<std::ptrdiff_t>(j * w));
+    }
+    const Verdict v = family.compare(p, expected, sums);
+    EXPECT_TRUE(v.ok) << p.key() << ": " << v.message;
   }
 }
 

@@ -2,6 +2,7 @@
 // text NVRTC compiles, against long double: the powersum tolerance counts 1 ulp for each.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -65,6 +66,70 @@ TEST(StraightMath, PowersThroughLogAndExp) {
       EXPECT_LE(ulps_off(straight_exp(a * straight_log(d)), want), 1.0 + 3 * std::fabs(a * std::log(d)))
           << d << "^" << a;
     }
+}
+
+}  // namespace
+
+namespace {
+
+// |got - want| / want.
+double relative_error(double got, long double want) {
+  return static_cast<double>(std::fabs(static_cast<long double>(got) - want) / want);
+}
+
+constexpr double kUnitRoundoff = 0x1p-53;
+
+// The table's power 2^(z/16), z = a * l16, on its own (l16 exact): within 3u relative (the entry,
+// the polynomial's last step and the product each round once), as kernels/powersum.cpp's
+// tolerance counts it. Both the product and the fused add.
+TEST(StraightMath, TablePowerIsWithinThreeUnitsOfRoundoff) {
+  std::mt19937_64 random(13);
+  std::uniform_real_distribution<double> exponent(0.5, 4.0), log16(-16.0 * 1000 / 4, 16.0 * 250 / 4);
+  double worst = 0, worst_sum = 0;
+  for (int t = 0; t < 600000; ++t) {
+    const double a = exponent(random), l16 = log16(random);
+    const long double want = std::exp2(static_cast<long double>(a) * l16 / 16);
+    worst = std::max(worst, relative_error(straight_power(a, l16), want));
+    // The fused add's one rounding: against the exact sum of a power and an accumulator.
+    const double acc = 0.25 * static_cast<double>(want);
+    const long double sum_error = std::fabs(static_cast<long double>(straight_power_add(acc, a, l16)) - (want + acc));
+    worst_sum = std::max(worst_sum, static_cast<double>(sum_error / want));
+  }
+  EXPECT_LE(worst, 3 * kUnitRoundoff);
+  EXPECT_LE(worst_sum, 2 * kUnitRoundoff + 1.25 * kUnitRoundoff);  // no product rounding; the add's of 1.25 want
+  EXPECT_EQ(straight_power(2.0, 0.0), 1.0);
+  EXPECT_EQ(straight_power(1.0, 16.0), 2.0);  // 2^(16/16)
+  EXPECT_EQ(straight_power(2.0, -56.0), 0x1p-7);
+}
+
+// d^a through straight_log16 and the table, for the study's range of points and exponents:
+// within 3u + 3u|a ln d| (the argument's error), as the tolerance counts it; a d = 0 (a repeated
+// point, or k = i) and an underflowing power give something below 2^-1022, never a negative or
+// a NaN, for every exponent down to a_max / 65536.
+TEST(StraightMath, TablePowersOfDistances) {
+  std::mt19937_64 random(17);
+  std::uniform_real_distribution<double> exponent(1.5, 3.5), magnitude(-12.0, 4.0);
+  const double limit = straight_log16_limit(3.5);
+  double worst = 0;
+  for (int t = 0; t < 200000; ++t) {
+    const double a = exponent(random), d = std::pow(10.0, magnitude(random));
+    const long double want = std::pow(static_cast<long double>(d), static_cast<long double>(a));
+    const double allowed = 3 * kUnitRoundoff + 3 * kUnitRoundoff * std::fabs(a * std::log(d));
+    worst = std::max(worst, relative_error(straight_power(a, straight_log16(d, limit)), want) / allowed);
+  }
+  EXPECT_LE(worst, 1.0);
+  for (const double a : {3.5 / 65536, 0.01, 1.5, 3.5}) {
+    const double zero = straight_power(a, straight_log16(0.0, limit));
+    EXPECT_GE(zero, 0.0) << a;
+    EXPECT_LT(zero, 0x1p-1022) << a;
+    const double tiny = straight_power(a, straight_log16(1e-300, limit));
+    EXPECT_GE(tiny, 0.0) << a;
+    if (a >= 3.5) {
+      EXPECT_LT(tiny, 0x1p-1022) << a;
+    }
+  }
+  // Overflow stays finite (the clamp of the power of two), never a NaN.
+  EXPECT_TRUE(std::isfinite(straight_power(3.5, straight_log16(1e300, limit))));
 }
 
 }  // namespace
