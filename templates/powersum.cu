@@ -77,6 +77,18 @@ __device__ __forceinline__ const double* window(const double* __restrict__ x, in
 #endif
 }
 
+#if CUTUNE_TERM == 3
+// The largest of alpha[j0 .. j0 + count), in every lane of the warp: the lanes read a share each
+// and reduce (one lane looping over 80 exponents is a chain of 80 dependent maxima).
+__device__ __forceinline__ double largest_exponent(const double* __restrict__ alpha, int j0, int count) {
+  double a_max = 0;
+  for (int jj = threadIdx.x % 32; jj < count; jj += 32) a_max = fmax(a_max, alpha[j0 + jj]);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) a_max = fmax(a_max, __shfl_xor_sync(FULL_MASK, a_max, offset));
+  return a_max;
+}
+#endif
+
 #if CUTUNE_MAP < 2
 // ---- tree maps: a block adds up one (i, j) ------------------------------------------------------
 
@@ -178,9 +190,7 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
   else if (t < 2 * SYM_TILE) xk[t - SYM_TILE] = k0 + t - SYM_TILE < w ? x[k0 + t - SYM_TILE] : 0.0;
 #if CUTUNE_TERM == 3
   // The clamp of 16 log2 d that keeps every power of the block's exponents in range.
-  double a_max = 0;
-  for (int jj = 0; jj < JT && blockIdx.y * JT + jj < exponents; ++jj) a_max = fmax(a_max, alpha[blockIdx.y * JT + jj]);
-  const double limit = straight_log16_limit(a_max);
+  const double limit = straight_log16_limit(largest_exponent(alpha, blockIdx.y * JT, min(JT, exponents - blockIdx.y * JT)));
 #endif
   __syncthreads();
   // Distances (and logs) once per pair, shared by the block's exponents.
@@ -249,9 +259,7 @@ powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, in
   // The clamp of 16 log2 d that keeps every power of the block's exponents in range.
   const int block_j0 = blockIdx.y * (DIAG_WARPS * JT);
   const int block_count = min(DIAG_WARPS * JT, exponents - block_j0);
-  double a_max = 0;
-  for (int jj = 0; jj < block_count; ++jj) a_max = fmax(a_max, alpha[block_j0 + jj]);
-  const double limit = straight_log16_limit(a_max);
+  const double limit = straight_log16_limit(largest_exponent(alpha, block_j0, block_count));
   // Pairs that do not count (k <= i on the diagonal, k past the window) take the clamp's lowest
   // log: their powers are below 2^-1022 (straight_math.cuh), an absolute error under 1e-307 in
   // the row sums; the column sums past the window are dropped.
@@ -277,11 +285,13 @@ powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, in
 #pragma unroll 1
   for (int s = 0; s < DIAG_TILE; ++s) {
     const double l16 = my_row[(lane + s) % DIAG_TILE];
+    // The product of the table's entry and the polynomial is fused into both adds: one FP64
+    // operation fewer per term than rounding the power first, and one rounding fewer.
 #pragma unroll
     for (int jj = 0; jj < JT; ++jj) {
-      const double term = straight_power(a[jj], l16);
-      row[jj] += term;
-      column[jj] += term;
+      const StraightPowerParts term = straight_power_parts(a[jj], l16);
+      row[jj] = fma(term.scale, term.poly, row[jj]);
+      column[jj] = fma(term.scale, term.poly, column[jj]);
     }
     // Lane l takes column (l + s + 1) % 32 next, which lane l + 1 holds now. After the last step
     // no shuffle: lane l holds column (l + 31) % 32.

@@ -161,9 +161,19 @@ __device__ const double straight_exp2_sixteenths[16] = STRAIGHT_EXP2_SIXTEENTHS;
 // Through the read-only data cache: lanes index the table at random, which a constant-bank load
 // would serialise.
 STRAIGHT_FN double straight_exp2_sixteenth(int i) { return __ldg(&straight_exp2_sixteenths[i]); }
+// v * 2^p for a normal v whose exponent field stays in [0, 2047]: p added to the high word alone
+// (one 32-bit add; a 64-bit add of p << 52 takes two).
+STRAIGHT_FN double straight_scale_exponent(double v, int p) {
+  return __hiloint2double(static_cast<int>(static_cast<unsigned>(__double2hiint(v)) + (static_cast<unsigned>(p) << 20)),
+                          __double2loint(v));
+}
 #else
 inline constexpr double straight_exp2_sixteenths[16] = STRAIGHT_EXP2_SIXTEENTHS;
 inline double straight_exp2_sixteenth(int i) { return straight_exp2_sixteenths[i]; }
+inline double straight_scale_exponent(double v, int p) {
+  return straight_double(static_cast<long long>(static_cast<unsigned long long>(straight_bits(v)) +
+                                                (static_cast<unsigned long long>(static_cast<long long>(p)) << 52)));
+}
 #endif
 
 // The clamp that keeps |a * straight_log16(d)| <= 2^30 for every a in (0, a_max]. Never reached
@@ -195,13 +205,10 @@ STRAIGHT_FN StraightPowerParts straight_power_parts(double a, double l16) {
                         1.2716120543851127e-09,
                         9.181354192172116e-12};
   const double poly = straight_polynomial(r, fit);
-  // (n >> 4) << 52 added to the entry's exponent bits (1023, the entry is in [1, 2)), n >> 4
-  // clamped so that the field stays in [0, 2046]; unsigned arithmetic, so that a negative shift
-  // wraps rather than overflows.
+  // n >> 4 added to the entry's exponent field (1023: the entry is in [1, 2)), clamped so that
+  // the field stays in [0, 2046].
   const int power_of_two = ni >> 4 < -1023 ? -1023 : (ni >> 4 > 1023 ? 1023 : ni >> 4);
-  const unsigned long long entry = static_cast<unsigned long long>(straight_bits(straight_exp2_sixteenth(ni & 15)));
-  const unsigned long long shift = static_cast<unsigned long long>(static_cast<long long>(power_of_two)) << 52;
-  return {straight_double(static_cast<long long>(entry + shift)), poly};
+  return {straight_scale_exponent(straight_exp2_sixteenth(ni & 15), power_of_two), poly};
 }
 
 STRAIGHT_FN double straight_power(double a, double l16) {
