@@ -462,6 +462,7 @@ SessionResult Session::run() {
           "[{} {}] warm start from {} other device/problem result set(s) of {} (--no-warm-start: off)\n",
           family_.name(), problem.key(), warm_start.size(), family_.name());
     auto strategy = make_strategy(options_.strategy, space, options_.seed, warm_start);
+    strategy->allow_background_work();  // GPUs wait while it chooses; a replay keeps it in place
 
     SearchHooks hooks;
     hooks.must_stop = must_stop;

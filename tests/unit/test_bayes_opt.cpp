@@ -2,6 +2,7 @@
 // the warm start (what it reads and how it opens a search), and strategy options.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <set>
 
@@ -51,6 +52,27 @@ TEST(GaussianProcess, InterpolatesItsDataAndIsUnsureFarFromIt) {
   far << 3.0;
   EXPECT_NEAR(gp.predict(between).mean(0), std::sin(6.0 * 0.5 / 7), 0.1);
   EXPECT_GT(gp.predict(far).variance(0), 10 * gp.predict(between).variance(0));
+}
+
+// A fit on another thread whose result is no longer wanted ends at once and changes nothing.
+TEST(GaussianProcess, AFitToldToStopKeepsTheHyperparametersItStartedFrom) {
+  GaussianProcess stopped(1), fitted(1);
+  const Eigen::MatrixXd x = line_points(12);
+  stopped.set_data(x, wave(x));
+  fitted.set_data(x, wave(x));
+  const auto start = stopped.hyperparameters();
+  const std::atomic<bool> stop = true;
+  stopped.fit(200, &stop);
+  EXPECT_EQ(stopped.hyperparameters().log_length, start.log_length);
+  EXPECT_EQ(stopped.hyperparameters().log_signal, start.log_signal);
+  EXPECT_EQ(stopped.hyperparameters().log_noise, start.log_noise);
+  // Not stopped, the same fit moves them (so the check above could fail); set on another model,
+  // they give its predictions.
+  fitted.fit(200);
+  EXPECT_NE(fitted.hyperparameters().log_length, start.log_length);
+  stopped.set_hyperparameters(fitted.hyperparameters());
+  EXPECT_NEAR(stopped.predict(x).mean(3), fitted.predict(x).mean(3), 1e-12);
+  EXPECT_NEAR(stopped.predict(x).variance(3), fitted.predict(x).variance(3), 1e-12);
 }
 
 TEST(GaussianProcess, AFantasyShrinksVariancesAsRefittingWithItWould) {
@@ -209,6 +231,28 @@ TEST(BayesOpt, BatchesGrowWithWhatTheModelKnows) {
       ++observed;
     }
   }
+}
+
+// In a session, hyperparameter fits run on another thread: proposals go on meanwhile, never
+// invalid or repeated, and a strategy dropped while a fit runs stops it instead of waiting.
+TEST(BayesOpt, FitsOnAnotherThreadLeaveProposalsValidAndStopWhenTheSearchIsDropped) {
+  const Space space = grid_space();
+  for (const std::size_t drop_after : {std::size_t{12}, std::size_t{61}}) {
+    BayesOpt search(space, 5, {}, {});
+    search.allow_background_work();
+    std::set<Config> seen;
+    while (seen.size() < drop_after) {
+      const auto batch = search.propose(4);
+      if (batch.empty()) break;
+      for (const auto& c : batch) {
+        EXPECT_TRUE(space.valid(c));
+        EXPECT_TRUE(seen.insert(c).second) << space.key(c);
+        search.observe(
+            {c, 1.0 + std::abs(static_cast<double>(c.values[0]) - 5) + static_cast<double>(c.values[1]), 0.5});
+      }
+    }
+    EXPECT_GE(seen.size(), drop_after);
+  }  // dropped with a fit perhaps still running: the destructor stops it (a hang or crash fails)
 }
 
 TEST(WarmStart, ReadsOnlyTheSameFamilyAndLeavesOutTheSearchsOwnResults) {

@@ -1,6 +1,7 @@
 #include "bayes_opt.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <unordered_set>
@@ -207,6 +208,31 @@ std::vector<const BayesOpt::Point*> BayesOpt::window() const {
   return kept;
 }
 
+BayesOpt::~BayesOpt() {
+  if (background_fit_.valid()) {
+    stop_background_fit_ = true;
+    background_fit_.wait();
+  }
+}
+
+void BayesOpt::refit_when_due() {
+  if (points_.size() < next_fit_ || background_fit_.valid()) return;  // not due, or one still runs
+  if (background_fits_) {
+    // A copy of the model (its data and current hyperparameters) is fitted on another thread.
+    background_fit_ = std::async(std::launch::async, [model = model_, stop = &stop_background_fit_]() mutable {
+      model.fit(kFitEvaluations, stop);
+      return model.hyperparameters();
+    });
+  } else {
+    model_.fit(kFitEvaluations);
+  }
+  // Often while a few points move the hyperparameters a lot, then at doublings, then once per
+  // window's worth of new points: a fit costs O(120 · n³), the rest of a proposal O(m · n²).
+  const std::size_t n_points = points_.size();
+  next_fit_ = n_points < 32 ? n_points + std::max<std::size_t>(1, n_points / 4)
+                            : n_points + std::min(n_points, options_.window);
+}
+
 std::vector<Config> BayesOpt::model_batch(std::size_t size) {
   const std::vector<const Point*> data = window();
   double slowest = -std::numeric_limits<double>::infinity();
@@ -232,15 +258,11 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
   if (!prior_.empty()) residual -= prior * weights;
   const double offset = residual.mean();
   residual.array() -= offset;
+  // A background fit that finished is taken up before the data are factored with it.
+  if (background_fit_.valid() && background_fit_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+    model_.set_hyperparameters(background_fit_.get());
   model_.set_data(x, residual);
-  if (points_.size() >= next_fit_) {
-    model_.fit(kFitEvaluations);
-    // Often while a few points move the hyperparameters a lot, then at doublings, then once per
-    // window's worth of new points: a fit costs O(120 · n³), the rest of a proposal O(m · n²).
-    const std::size_t n_points = points_.size();
-    next_fit_ = n_points < 32 ? n_points + std::max<std::size_t>(1, n_points / 4)
-                              : n_points + std::min(n_points, options_.window);
-  }
+  refit_when_due();
   double incumbent = std::numeric_limits<double>::infinity();
   for (Eigen::Index i = 0; i < n; ++i)
     if (data[i]->log_time) incumbent = std::min(incumbent, y(i));

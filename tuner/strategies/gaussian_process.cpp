@@ -78,7 +78,12 @@ double GaussianProcess::log_posterior(const Hyperparameters& hyper) const {
   return prior - 0.5 * y_.dot(alpha) - log_det_half - 0.5 * static_cast<double>(y_.size()) * std::log(2 * M_PI);
 }
 
-void GaussianProcess::fit(int max_evaluations) {
+void GaussianProcess::set_hyperparameters(const Hyperparameters& hyper) {
+  hyper_ = hyper;
+  factor();
+}
+
+void GaussianProcess::fit(int max_evaluations, const std::atomic<bool>* stop) {
   if (y_.size() < 2 || max_evaluations <= 0) return;
   const auto d = static_cast<unsigned>(dimensions_);
   const auto unpack = [d](const std::vector<double>& v) {
@@ -107,10 +112,16 @@ void GaussianProcess::fit(int max_evaluations) {
   struct Context {
     const GaussianProcess* self;
     decltype(unpack)* to_hyperparameters;
-  } context{this, &unpack};
+    const std::atomic<bool>* stop;
+    nlopt::opt* optimiser;
+  } context{this, &unpack, stop, &optimiser};
   optimiser.set_max_objective(
       [](unsigned, const double* v, double*, void* data) {
         const auto* c = static_cast<const Context*>(data);
+        if (c->stop && c->stop->load(std::memory_order_relaxed)) {
+          c->optimiser->force_stop();  // optimize() then throws nlopt::forced_stop
+          return -1e300;
+        }
         const std::vector<double> values(v, v + c->self->dimensions_ + 2);
         const double value = c->self->log_posterior((*c->to_hyperparameters)(values));
         return std::isfinite(value) ? value : -1e300;
@@ -122,7 +133,7 @@ void GaussianProcess::fit(int max_evaluations) {
     std::vector<double> x = start;
     double value = 0;
     optimiser.optimize(x, value);
-    if (value > best_value) best = x;
+    if (value > best_value && !(stop && stop->load())) best = x;
   } catch (const std::exception&) {
     // nlopt gives up on a flat or ill-conditioned posterior (roundoff, forced stop): keep the start.
   }

@@ -11,6 +11,7 @@
 // Cost: fitting is O(evals · n³), a prediction O(n²) per point; callers keep n to a window of a
 // few hundred observations.
 #include <Eigen/Dense>
+#include <atomic>
 #include <vector>
 
 namespace cutune {
@@ -32,8 +33,12 @@ class GaussianProcess {
   // hyperparameters.
   void set_data(Eigen::MatrixXd x, Eigen::VectorXd y);
   // Fits the hyperparameters to the data, starting from the current ones, with at most
-  // `max_evaluations` likelihood evaluations, then refactors.
-  void fit(int max_evaluations);
+  // `max_evaluations` likelihood evaluations, then refactors. Once `stop` (if given) turns true,
+  // the fit ends at its next evaluation and keeps the hyperparameters it started from: a fit on
+  // another thread whose result is no longer wanted.
+  void fit(int max_evaluations, const std::atomic<bool>* stop = nullptr);
+  // Hyperparameters fitted elsewhere (a copy of this model fitted on another thread); refactors.
+  void set_hyperparameters(const Hyperparameters& hyper);
 
   Prediction predict(const Eigen::MatrixXd& points) const;
 

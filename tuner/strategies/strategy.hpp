@@ -45,6 +45,11 @@ class Strategy {
   // for "not before those results" while configs are outstanding; empty with none outstanding
   // still means nothing is left.
   virtual bool proposes_ahead() const { return false; }
+  // The caller evaluates on GPUs that a slow proposal leaves idle (a session, not a replay): the
+  // strategy may keep its model up to date on another thread and use the result once it is
+  // ready (bayes_opt's hyperparameter fits), at the cost of a proposal order that depends on
+  // timing. A replay never calls it, so replays stay reproducible under a seed.
+  virtual void allow_background_work() {}
 };
 
 // A strategy and the options the user gave it (tune --strategy NAME --strategy-option k=v).
