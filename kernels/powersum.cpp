@@ -44,7 +44,7 @@ std::int64_t PowersumFamily::combine_columns(std::int64_t block, std::int64_t jt
 
 std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t jt) {
   if (map == sym) return (2 * kSymTile + 2 * kSymTile * (kSymTile + 1)) * 8;
-  if (map == diag) return kSymTile * kSymTile * 8;  // the tile's logs
+  if (map == diag || map == diag2) return diag_rows(map) * kSymTile * kSymTile * 8;  // the tile's logs
   // tile and line: the transpose that adds up each group's sums, a row of combine_columns + 1 doubles a thread.
   return map == tile || map == line ? block * (combine_columns(block, jt) + 1) * 8 : 2 * block * 8;
 }
@@ -55,13 +55,22 @@ std::int64_t PowersumFamily::dynamic_shared_bytes(std::int64_t map, std::int64_t
   return stage ? window * 8 : 0;
 }
 
+std::int64_t PowersumFamily::diag_tiles(std::int64_t map, std::int64_t w) {
+  // Strip r of 32 diag_rows(map) rows meets the column tiles from its own first row on.
+  const std::int64_t rows = 32 * diag_rows(map), column_tiles = (w + kSymTile - 1) / kSymTile;
+  std::int64_t tiles = 0;
+  for (std::int64_t r = 0; r * rows < w; ++r) tiles += column_tiles - r * diag_rows(map);
+  return tiles;
+}
+
 Space PowersumFamily::space(const DeviceLimits& limits) const {
   Space s;
   s.labelled_axis(
-       "map", {"pair", "exponent", "tile", "sym", "line", "diag"},
+       "map", {"pair", "exponent", "tile", "sym", "line", "diag", "diag2"},
        "(i, j) to blocks: block per pair, per exponent, lane groups, symmetric tiles of pairs, a block per "
        "(i, line of block/32 * jt exponents) whose warps share each k's ladder start, or symmetric tiles whose "
-       "warps take jt exponents each, lanes owning rows and passing the column sums along")
+       "warps take jt exponents each, lanes owning one row (diag) or two (diag2) and passing the column sums "
+       "along")
       .axis("block", {64, 128, 256, 512}, "threads per block")
       .axis("fold", {1, 8, 32}, "tree maps: fold stops at this stride; thread 0 adds the last 2*fold sums")
       .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
@@ -80,14 +89,14 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
                [](const ConfigView& c) { return c["map"] < tile || c["fold"] == 1; })
       .require("sym and diag load their own tiles of x and split no k (stage = global, ksplit = 1)",
                [](const ConfigView& c) {
-                 return (c["map"] != sym && c["map"] != diag) || (c["stage"] == 0 && c["ksplit"] == 1);
+                 return (c["map"] != sym && c["map"] < diag) || (c["stage"] == 0 && c["ksplit"] == 1);
                })
-      // Registers: a diag lane holds row and column sums and the exponents, 3 jt doubles.
+      // Registers: a diag lane holds row and column sums and the exponents, 3 jt doubles (4 in diag2).
       .require(
           "diag takes its powers through the table, a warp's jt <= 16, a block's at most 80 exponents "
           "(term = tabexp, jt <= 16, block/32 * jt <= 80)",
           [](const ConfigView& c) {
-            return c["map"] != diag ||
+            return c["map"] < diag ||
                    (c["term"] == tabexp_term && c["jt"] <= 16 && c["block"] / 32 * c["jt"] <= kMaxExponentsPerGroup);
           })
       .require("explog and ladder share log d between exponents (jt > 1)",
@@ -119,7 +128,7 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
                [](const ConfigView& c) {
                  return c["jt"] <= 8 || (c["term"] == ladder_term && c["ksplit"] >= 8) ||
                         (c["term"] == tabexp_term && c["ksplit"] >= 8 && c["jt"] <= 20) ||
-                        (c["map"] == sym && c["jt"] <= 32) || c["map"] == diag;
+                        (c["map"] == sym && c["jt"] <= 32) || c["map"] >= diag;
                })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
@@ -195,11 +204,11 @@ std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) co
       return {MemsetStep{"minus", 0, w * a * 8}, MemsetStep{"plus", 0, w * a * 8},
               KernelLaunch{"powersum_sym", grid, block, 0, args}};
     }
-    case diag: {
+    case diag:
+    case diag2: {
       // As sym: tiles above the diagonal add into both sums, which start from zero.
-      const std::int64_t side = (w + kSymTile - 1) / kSymTile;
       const std::int64_t exponents_per_block = c["block"] / 32 * c["jt"];
-      const Dim3 grid{static_cast<unsigned>(side * (side + 1) / 2),
+      const Dim3 grid{static_cast<unsigned>(diag_tiles(c["map"], w)),
                       static_cast<unsigned>((a + exponents_per_block - 1) / exponents_per_block)};
       return {MemsetStep{"minus", 0, w * a * 8}, MemsetStep{"plus", 0, w * a * 8},
               KernelLaunch{"powersum_diag", grid, block, 0, args}};

@@ -10,8 +10,12 @@ namespace cutune {
 
 class PowersumFamily : public Family {
  public:
-  enum Map : std::int64_t { pair = 0, exponent = 1, tile = 2, sym = 3, line = 4, diag = 5 };
+  enum Map : std::int64_t { pair = 0, exponent = 1, tile = 2, sym = 3, line = 4, diag = 5, diag2 = 6 };
   static constexpr std::int64_t kSymTile = 32;  // the sym and diag maps' tiles of pairs (see the template)
+  // Rows per lane of the diag maps (DIAG_ROWS in the template): their tiles are 32 of them by 32 columns.
+  static constexpr std::int64_t diag_rows(std::int64_t map) { return map == diag2 ? 2 : 1; }
+  // Tiles of a diag map that reach above the diagonal of a window of w points.
+  static std::int64_t diag_tiles(std::int64_t map, std::int64_t w);
   enum Term : std::int64_t { pow_term = 0, explog_term = 1, ladder_term = 2, tabexp_term = 3 };
 
   // Windows are staged whole in shared memory (the study's windows are a few hundred to a few

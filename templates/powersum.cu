@@ -31,6 +31,9 @@
 //                    exponent, no shared-memory sums; one double atomic per (row or column,
 //                    exponent, tile) into plus and minus (the plan zeroes both first). The tile's
 //                    logs are computed once per block, shared by its warps.
+//                  6 diag2: diag with tiles of 64 rows, a lane owning rows i0 + l and i0 + 32 + l:
+//                    each column sum meets two terms per shuffle, and the atomics are halved, for
+//                    twice the row sums' registers and half as many warps.
 //   CUTUNE_BLOCK   threads per block (power of two, >= 64)
 //   CUTUNE_FOLD    tree maps: the fold stops at stride FOLD and thread 0 adds the remaining
 //                  2*FOLD partial sums serially (1: a full tree)
@@ -233,38 +236,41 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
   }
 }
 
-#elif CUTUNE_MAP == 5
-// ---- diag map: symmetric tiles, lanes own rows, the column sums travel between lanes ------------
+#elif CUTUNE_MAP >= 5
+// ---- diag maps: symmetric tiles, lanes own rows, the column sums travel between lanes -----------
 
-#define DIAG_TILE 32
+#define DIAG_COLUMNS 32
+#define DIAG_ROWS (CUTUNE_MAP - 4)  // rows per lane: diag 1, diag2 2
+#define DIAG_TILE_ROWS (32 * DIAG_ROWS)
 #define DIAG_WARPS (BLOCK / 32)
-static_assert(CUTUNE_TERM == 3, "the diag map takes its powers through the table (term = tabexp)");
+static_assert(CUTUNE_TERM == 3, "the diag maps take their powers through the table (term = tabexp)");
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
               double* __restrict__ minus, double* __restrict__ plus) {
   // 16 log2 |x_k - x_i| of the tile, [row][column] without padding: at step s lane l reads
-  // (l, (l + s) % 32), 32 consecutive columns modulo 32, so no two lanes of a half-warp share a
-  // bank pair.
-  __shared__ double log16[DIAG_TILE * DIAG_TILE];
+  // (l + 32 h, (l + s) % 32), 32 consecutive columns modulo 32, so no two lanes of a half-warp
+  // share a bank pair.
+  __shared__ double log16[DIAG_TILE_ROWS * DIAG_COLUMNS];
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
 
-  // blockIdx.x numbers the tiles (bi, bk), bk >= bi, row by row (as the sym map does).
-  const int tiles_per_side = (w + DIAG_TILE - 1) / DIAG_TILE;
-  int bi = 0, first_of_row = 0;
-  while (first_of_row + (tiles_per_side - bi) <= (int)blockIdx.x) first_of_row += tiles_per_side - bi++;
-  const int bk = bi + (blockIdx.x - first_of_row);
-  const int i0 = bi * DIAG_TILE, k0 = bk * DIAG_TILE;
+  // blockIdx.x numbers the tiles (strip r of DIAG_TILE_ROWS rows, column tile bk of 32), with
+  // 32 bk >= DIAG_TILE_ROWS r (the tile reaches above the diagonal), strip by strip.
+  const int column_tiles = (w + DIAG_COLUMNS - 1) / DIAG_COLUMNS;
+  int r = 0, first_of_strip = 0;
+  while (first_of_strip + (column_tiles - r * DIAG_ROWS) <= (int)blockIdx.x) first_of_strip += column_tiles - DIAG_ROWS * r++;
+  const int bk = r * DIAG_ROWS + (blockIdx.x - first_of_strip);
+  const int i0 = r * DIAG_TILE_ROWS, k0 = bk * DIAG_COLUMNS;
 
   // The clamp of 16 log2 d that keeps every power of the block's exponents in range.
   const int block_j0 = blockIdx.y * (DIAG_WARPS * JT);
   const int block_count = min(DIAG_WARPS * JT, exponents - block_j0);
   const double limit = straight_log16_limit(largest_exponent(alpha, block_j0, block_count));
-  // Pairs that do not count (k <= i on the diagonal, k past the window) take the clamp's lowest
-  // log: their powers are below 2^-1022 (straight_math.cuh), an absolute error under 1e-307 in
-  // the row sums; the column sums past the window are dropped.
-  for (int p = t; p < DIAG_TILE * DIAG_TILE; p += BLOCK) {
-    const int i = i0 + p / DIAG_TILE, k = k0 + p % DIAG_TILE;
+  // Pairs that do not count (k <= i, k past the window) take the clamp's lowest log: their
+  // powers are below 2^-1022 (straight_math.cuh), an absolute error under 1e-307 in the row
+  // sums; the column sums past the window are dropped.
+  for (int p = t; p < DIAG_TILE_ROWS * DIAG_COLUMNS; p += BLOCK) {
+    const int i = i0 + p / DIAG_COLUMNS, k = k0 + p % DIAG_COLUMNS;
     log16[p] = k > i && k < w ? straight_log16(fabs(x[k] - x[i]), limit) : -limit;
   }
   __syncthreads();
@@ -277,34 +283,44 @@ powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, in
   double a[JT];
 #pragma unroll
   for (int jj = 0; jj < JT; ++jj) a[jj] = alpha[j0 + (jj < count ? jj : 0)];
-  double row[JT], column[JT];
+  double row[DIAG_ROWS][JT], column[JT];
 #pragma unroll
-  for (int jj = 0; jj < JT; ++jj) row[jj] = column[jj] = 0;
-  const double* my_row = log16 + lane * DIAG_TILE;
+  for (int jj = 0; jj < JT; ++jj) {
+    column[jj] = 0;
+#pragma unroll
+    for (int h = 0; h < DIAG_ROWS; ++h) row[h][jj] = 0;
+  }
+  const double* my_rows = log16 + lane * DIAG_COLUMNS;
   const int next_lane = (lane + 1) % 32;
 #pragma unroll 1
-  for (int s = 0; s < DIAG_TILE; ++s) {
-    const double l16 = my_row[(lane + s) % DIAG_TILE];
+  for (int s = 0; s < DIAG_COLUMNS; ++s) {
+    double l16[DIAG_ROWS];
+#pragma unroll
+    for (int h = 0; h < DIAG_ROWS; ++h) l16[h] = my_rows[h * 32 * DIAG_COLUMNS + (lane + s) % DIAG_COLUMNS];
     // The product of the table's entry and the polynomial is fused into both adds: one FP64
     // operation fewer per term than rounding the power first, and one rounding fewer.
 #pragma unroll
-    for (int jj = 0; jj < JT; ++jj) {
-      const StraightPowerParts term = straight_power_parts(a[jj], l16);
-      row[jj] = fma(term.scale, term.poly, row[jj]);
-      column[jj] = fma(term.scale, term.poly, column[jj]);
-    }
+    for (int jj = 0; jj < JT; ++jj)
+#pragma unroll
+      for (int h = 0; h < DIAG_ROWS; ++h) {
+        const StraightPowerParts term = straight_power_parts(a[jj], l16[h]);
+        row[h][jj] = fma(term.scale, term.poly, row[h][jj]);
+        column[jj] = fma(term.scale, term.poly, column[jj]);
+      }
     // Lane l takes column (l + s + 1) % 32 next, which lane l + 1 holds now. After the last step
     // no shuffle: lane l holds column (l + 31) % 32.
-    if (s + 1 < DIAG_TILE) {
+    if (s + 1 < DIAG_COLUMNS) {
 #pragma unroll
       for (int jj = 0; jj < JT; ++jj) column[jj] = __shfl_sync(FULL_MASK, column[jj], next_lane);
     }
   }
-  const int i = i0 + lane, k = k0 + (lane + DIAG_TILE - 1) % DIAG_TILE;
+  const int k = k0 + (lane + DIAG_COLUMNS - 1) % DIAG_COLUMNS;
 #pragma unroll
   for (int jj = 0; jj < JT; ++jj) {
     if (jj >= count) break;
-    if (i < w) atomicAdd(&plus[(long long)(j0 + jj) * w + i], row[jj]);
+#pragma unroll
+    for (int h = 0; h < DIAG_ROWS; ++h)
+      if (i0 + lane + 32 * h < w) atomicAdd(&plus[(long long)(j0 + jj) * w + i0 + lane + 32 * h], row[h][jj]);
     if (k < w) atomicAdd(&minus[(long long)(j0 + jj) * w + k], column[jj]);
   }
 }

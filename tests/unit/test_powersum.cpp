@@ -117,17 +117,17 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
     if (c["map"] < PowersumFamily::tile) {
       EXPECT_EQ(c["ksplit"] * c["jt"], 1);
     }
-    if (c["map"] == PowersumFamily::sym || c["map"] == PowersumFamily::diag) {
+    if (c["map"] == PowersumFamily::sym || c["map"] >= PowersumFamily::diag) {
       EXPECT_EQ(c["ksplit"], 1);
       EXPECT_EQ(c["stage"], 0);
     }
-    if (c["map"] == PowersumFamily::diag) {
+    if (c["map"] >= PowersumFamily::diag) {
       EXPECT_EQ(c["term"], PowersumFamily::tabexp_term);  // the template's static_assert
       EXPECT_LE(c["block"] / 32 * c["jt"], PowersumFamily::kMaxExponentsPerGroup);
     }
     if (c["term"] == PowersumFamily::tabexp_term) {
       EXPECT_TRUE(c["map"] == PowersumFamily::tile || c["map"] == PowersumFamily::sym ||
-                  c["map"] == PowersumFamily::diag);
+                  c["map"] >= PowersumFamily::diag);
     }
     EXPECT_LE(c["jt"], PowersumFamily::kMaxExponentsPerGroup);  // the tolerance covers the ladder up to there
     if (c["term"] == PowersumFamily::ladder_term) {
@@ -139,8 +139,8 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
       EXPECT_LE(c["block"] / 32 * c["jt"], PowersumFamily::kMaxExponentsPerGroup);  // the tolerance's line
     }
   });
-  // Brute force stays minutes (456 configs: 380 before the table's term and the diag map).
-  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 460u);
+  // Brute force stays minutes (468 configs: 380 before the table's term and the diag maps).
+  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 470u);
 }
 
 TEST(PowersumProblems, DefaultsAndValidation) {
@@ -262,6 +262,27 @@ TEST(PowersumVerify, TableArithmeticIsWithinTheTolerance) {
     }
     const Verdict v = family.compare(p, expected, sums);
     EXPECT_TRUE(v.ok) << p.key() << ": " << v.message;
+  }
+}
+
+// The diag maps' grids count the tiles the template decodes: sym's triangle for one row a lane,
+// strips of 64 rows meeting the column tiles from their first row on for two.
+TEST(PowersumSpace, DiagTilesCoverThePairsAboveTheDiagonal) {
+  for (const std::int64_t w : {1, 31, 32, 33, 77, 500, 600}) {
+    const std::int64_t side = (w + 31) / 32;
+    EXPECT_EQ(PowersumFamily::diag_tiles(PowersumFamily::diag, w), side * (side + 1) / 2) << w;
+    // Every pair k > i lies in exactly one tile of diag2 as the template decodes them.
+    std::int64_t covered = 0;
+    const std::int64_t tiles = PowersumFamily::diag_tiles(PowersumFamily::diag2, w);
+    for (std::int64_t b = 0; b < tiles; ++b) {
+      std::int64_t r = 0, first = 0;
+      while (first + (side - r * 2) <= b) first += side - 2 * r++;
+      const std::int64_t i0 = 64 * r, k0 = 32 * (2 * r + b - first);
+      ASSERT_LT(k0, 32 * side) << w << " tile " << b;
+      for (std::int64_t i = i0; i < i0 + 64; ++i)
+        for (std::int64_t k = k0; k < k0 + 32; ++k) covered += k > i && k < w;
+    }
+    EXPECT_EQ(covered, w * (w - 1) / 2) << w;
   }
 }
 
