@@ -27,16 +27,22 @@ std::string AvgmatvecFamily::summary() const {
 Space AvgmatvecFamily::space(const DeviceLimits& limits) const {
   Space s;
   // Labels are appended, never reordered: a stored config's fuse value keeps its meaning.
-  s.labelled_axis("fuse", {"split", "fused", "stream8x32", "stream8x64", "stream16x64"},
-                  "averages to memory then a tiled product; one block per set; or streamSxP: blocks of S sets x P "
-                  "components multiply as they go, the last block of a group adds the partials")
+  s.labelled_axis("fuse", {"split", "fused", "stream8x32", "stream8x64", "stream16x64", "pipe8x32", "pipe16x32"},
+                  "averages to memory then a tiled product; one block per set; streamSxP: blocks of S sets x P "
+                  "components multiply as they go, the last block of a group adds the partials; pipeSxP: 4 such "
+                  "chunks per block, each one's products spread over the next one's reads")
       .labelled_axis("reduce", {"warp", "shared"}, "a row of M values: warp shuffles, or a block-wide shared tree")
       .axis("block", {128, 256, 512, 1024}, "threads per block")
       .axis("ept", {1, 2, 4, 8}, "vector loads in flight per thread")
       .axis("vec", {1, 2, 4}, "floats per vector load")
       .require("stream averages with warps only, in blocks of 128 or 256",
                [](const ConfigView& c) {
-                 return !is_stream(c["fuse"]) || (c["reduce"] == warp && (c["block"] == 128 || c["block"] == 256));
+                 return c["fuse"] < stream_8x32 || c["fuse"] > stream_16x64 ||
+                        (c["reduce"] == warp && (c["block"] == 128 || c["block"] == 256));
+               })
+      .require("pipe averages with warps only, float4 loads, in blocks of 128 to 512",
+               [](const ConfigView& c) {
+                 return c["fuse"] < pipe_8x32 || (c["reduce"] == warp && c["vec"] == 4 && c["block"] <= 512);
                })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
@@ -96,22 +102,28 @@ std::vector<BufferSpec> AvgmatvecFamily::buffers(const Problem& p) const {
 AvgmatvecFamily::StreamShape AvgmatvecFamily::stream_shape(std::int64_t fuse) {
   switch (fuse) {
     case stream_8x32:
-      return {8, 32};
+      return {8, 32, 1};
     case stream_8x64:
-      return {8, 64};
+      return {8, 64, 1};
     case stream_16x64:
-      return {16, 64};
+      return {16, 64, 1};
+    case pipe_8x32:
+      return {8, 32, 4};
+    case pipe_16x32:
+      return {16, 32, 4};
     default:
       throw Error(fmt::format("avgmatvec: fuse value {} is not a stream variant", fuse));
   }
 }
 
 namespace {
+// Set groups, chunks of components, and blocks per group (spans of chunks_per_block chunks).
 struct StreamGrid {
-  std::int64_t groups, chunks;
+  std::int64_t groups, chunks, spans;
 };
 StreamGrid stream_grid(std::int64_t n, std::int64_t l, AvgmatvecFamily::StreamShape shape) {
-  return {(n + shape.sets - 1) / shape.sets, (l + shape.rows - 1) / shape.rows};
+  const std::int64_t chunks = (l + shape.rows - 1) / shape.rows;
+  return {(n + shape.sets - 1) / shape.sets, chunks, (chunks + shape.chunks_per_block - 1) / shape.chunks_per_block};
 }
 }  // namespace
 
@@ -120,7 +132,7 @@ std::vector<BufferSpec> AvgmatvecFamily::scratch(const Problem& p, const ConfigV
   const auto [n, m, l] = dims_of(p);
   if (is_stream(c["fuse"])) {
     const StreamShape shape = stream_shape(c["fuse"]);
-    const auto [groups, chunks] = stream_grid(n, l, shape);
+    const auto [groups, chunks, spans] = stream_grid(n, l, shape);
     return {{"partial", groups * chunks * l * shape.sets * 4, BufferRole::scratch},
             {"finished", groups * 4, BufferRole::scratch}};
   }
@@ -138,10 +150,11 @@ std::vector<Step> AvgmatvecFamily::plan(const Problem& p, const ConfigView& c) c
                          static_cast<unsigned>(l * 4),
                          {BufferArg{"v"}, BufferArg{"a"}, n32, m32, l32, BufferArg{"y"}}}};
   if (is_stream(c["fuse"])) {  // no memset: the counters reset themselves (see the template)
-    const auto [groups, chunks] = stream_grid(n, l, stream_shape(c["fuse"]));
+    const StreamShape shape = stream_shape(c["fuse"]);
+    const auto [groups, chunks, spans] = stream_grid(n, l, shape);
     return {KernelLaunch{
-        "avgmatvec_stream",
-        Dim3{static_cast<unsigned>(groups * chunks)},
+        shape.chunks_per_block == 1 ? "avgmatvec_stream" : "avgmatvec_pipe",
+        Dim3{static_cast<unsigned>(groups * spans)},
         block,
         0,
         {BufferArg{"v"}, BufferArg{"a"}, n32, m32, l32, BufferArg{"partial"}, BufferArg{"finished"}, BufferArg{"y"}}}};

@@ -12,8 +12,18 @@ namespace cutune {
 class AvgmatvecFamily : public Family {
  public:
   // stream_SxP: a block averages P components of S sets and multiplies them by A's P columns;
-  // the last block of a set group adds the group's partial products (see the template).
-  enum Fuse : std::int64_t { split = 0, fused = 1, stream_8x32 = 2, stream_8x64 = 3, stream_16x64 = 4 };
+  // the last block of a set group adds the group's partial products. pipe_SxP: the same with 4
+  // chunks of P per block, each chunk's products spread over the next one's reads (see the
+  // template).
+  enum Fuse : std::int64_t {
+    split = 0,
+    fused = 1,
+    stream_8x32 = 2,
+    stream_8x64 = 3,
+    stream_16x64 = 4,
+    pipe_8x32 = 5,
+    pipe_16x32 = 6
+  };
   enum Reduce : std::int64_t { warp = 0, shared = 1 };
   // The fused kernel keeps one set's average (L floats) in shared memory: at most 48 KiB.
   static constexpr std::int64_t kMaxLength = 12288;
@@ -42,10 +52,12 @@ class AvgmatvecFamily : public Family {
   void check_problem(const Problem& problem) const override;
   static double relative_tolerance(std::int64_t m, std::int64_t l);
 
-  // Sets and components (rows of v) per block of a stream variant; mirrors the template's table.
+  // Sets and components (rows of v) per chunk of a stream or pipe variant, and chunks per block;
+  // mirrors the template's table.
   struct StreamShape {
-    std::int64_t sets, rows;
+    std::int64_t sets, rows, chunks_per_block;
   };
+  // stream or pipe: one kernel, partials per chunk, the last block of a set group adds them.
   static bool is_stream(std::int64_t fuse) { return fuse >= stream_8x32; }
   static StreamShape stream_shape(std::int64_t fuse);
 };

@@ -14,12 +14,14 @@
 //                  1 fused: one block per set averages its L rows into shared memory, then
 //                    its warps compute the L dot products with rows of A
 //                  2, 3, 4 stream SxP (8x32, 8x64, 16x64): one kernel; a block averages P rows
-//                    (components) of S sets, multiplies them by the matching P columns of A
-//                    (read from L2, reused by the S sets) and stores the L x S partial product;
-//                    the last block of a set group to finish (a self-resetting counter) adds
-//                    the group's partials into y. The products run while other blocks stream,
-//                    instead of after the whole read as in split. The S, P table is mirrored in
-//                    kernels/avgmatvec.cpp (stream_shape).
+//                    (components) of S sets, a chunk, multiplies them by the matching P columns
+//                    of A (read from L2, reused by the S sets) and stores the L x S partial
+//                    product; the last block of a set group to finish (a self-resetting
+//                    counter) adds the group's partials into y. No second launch, no pass over
+//                    avg; but a block multiplies only after its whole read
+//                  5, 6 pipe SxP (8x32, 16x32): as stream, but a block takes 4 chunks in turn
+//                    and each warp spreads its share of the previous chunk's products over its
+//                    rows of the current one, so the products overlap the reads
 //   CUTUNE_REDUCE  how a row of M values is added up: 0 a warp per row, shuffles;
 //                  1 a block per row, shared-memory tree (not with stream: warps only)
 //   CUTUNE_BLOCK   threads per block of avg_rows / the fused kernel
@@ -206,104 +208,121 @@ matvec_tiles(const float* __restrict__ a, const float* __restrict__ avg, int set
 }
 
 #elif CUTUNE_FUSE >= 2
-// ---- stream: averages and partial products per block, the last block of a group adds them ------
+// ---- stream and pipe: averages and partial products per block, the last block of a group adds
+// them -------------------------------------------------------------------------------------------
 
+// Sets (S) and components (P) per chunk, chunks per block (K): mirrored in kernels/avgmatvec.cpp
+// (stream_shape).
 #if CUTUNE_FUSE == 2
 #define STREAM_SETS 8
 #define STREAM_ROWS 32
+#define STREAM_CHUNKS 1
 #elif CUTUNE_FUSE == 3
 #define STREAM_SETS 8
 #define STREAM_ROWS 64
-#else
+#define STREAM_CHUNKS 1
+#elif CUTUNE_FUSE == 4
 #define STREAM_SETS 16
 #define STREAM_ROWS 64
+#define STREAM_CHUNKS 1
+#elif CUTUNE_FUSE == 5
+#define STREAM_SETS 8
+#define STREAM_ROWS 32
+#define STREAM_CHUNKS 4
+#else
+#define STREAM_SETS 16
+#define STREAM_ROWS 32
+#define STREAM_CHUNKS 4
 #endif
-static_assert(STREAM_SETS % 4 == 0 && STREAM_ROWS % 4 == 0, "sets and rows per block go as float4");
+static_assert(STREAM_SETS % 4 == 0 && STREAM_ROWS % 4 == 0, "sets and components per chunk go as float4");
 
-// Block b handles set group g = b / chunks (sets g*S ..) and chunk c = b % chunks (components
-// c*P ..): the chunks of a group are neighbours in launch order, so a group's partials are
-// written close together in time and are still in L2 when its last block adds them.
-// partials: [groups][chunks][L][S] floats; finished: one counter per group (scratch, poisoned
-// before the first run: see the ticket below).
-extern "C" __global__ void __launch_bounds__(BLOCK)
-avgmatvec_stream(const float* __restrict__ v, const float* __restrict__ a, int sets, int m, int l, float* __restrict__ partials,
-                 unsigned int* __restrict__ finished, float* __restrict__ y) {
-  __shared__ __align__(16) float avg[STREAM_ROWS][STREAM_SETS];  // avg[p][s] of this block's sets and components
-  __shared__ bool is_last;
-  const int chunks = (l + STREAM_ROWS - 1) / STREAM_ROWS;
-  const int group = blockIdx.x / chunks, chunk = blockIdx.x % chunks;
-  const int set0 = group * STREAM_SETS, p0 = chunk * STREAM_ROWS;
-  const int set_count = min(STREAM_SETS, sets - set0), row_count = min(STREAM_ROWS, l - p0);
-  const float scale = 1.0f / m;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+// Layout. Block b handles set group g = b / spans (sets g*S ..) and span b % spans of K chunks
+// (chunk c holds components c*P ..): the spans of a group are neighbours in launch order, so a
+// group's partials are written close together in time and are still in L2 when its last block
+// adds them. partials: [groups][chunks][L][S] floats; finished: a counter per group (scratch,
+// poisoned before the first run: see group_finish).
+typedef float ChunkAverages[STREAM_ROWS][STREAM_SETS];  // [p][s]: this chunk's averages
 
-  // Averages: a warp per row of v; absent sets average to 0 (absent rows are never read).
-  for (int i = threadIdx.x; i < STREAM_ROWS * STREAM_SETS; i += BLOCK)
-    if (i % STREAM_SETS >= set_count) avg[i / STREAM_SETS][i % STREAM_SETS] = 0.0f;
-  for (int i = warp; i < set_count * row_count; i += WARPS) {
-    const int s = i / row_count, p = i % row_count;
-    const float* row = v + ((long long)(set0 + s) * l + p0 + p) * m;
-    const float sum = warp_sum(partial<false>(row, nullptr, m, lane, 32));
-    if (lane == 0) avg[p][s] = sum * scale;
-  }
-  __syncthreads();
+// Averages of rows `first`, `first + step`, … of the chunk's set_count x row_count rows (row
+// i = set i / row_count, component i % row_count): a warp per row.
+__device__ __forceinline__ void chunk_averages(const float* __restrict__ v, int m, int l, int set0, int p0, int set_count,
+                                               int row_count, int i, ChunkAverages& avg) {
+  const int s = i / row_count, p = i % row_count;
+  const float* row = v + ((long long)(set0 + s) * l + p0 + p) * m;
+  const float sum = warp_sum(partial<false>(row, nullptr, m, threadIdx.x % 32, 32));
+  if (threadIdx.x % 32 == 0) avg[p][s] = sum * (1.0f / m);
+}
 
-  // Partial products: a thread per row r of A, its row_count columns from p0 times the S averages.
-  float* out = partials + (long long)blockIdx.x * l * STREAM_SETS;
-  for (int r = threadIdx.x; r < l; r += BLOCK) {
-    float acc[STREAM_SETS];
+// Row r of A, columns p0 .. p0 + row_count, times the chunk's S averages: S partial products
+// stored at out (16-byte aligned).
+__device__ __forceinline__ void row_products(const float* __restrict__ a, int l, int r, int p0, int row_count,
+                                             const ChunkAverages& avg, float* __restrict__ out) {
+  float acc[STREAM_SETS];
 #pragma unroll
-    for (int s = 0; s < STREAM_SETS; ++s) acc[s] = 0.0f;
-    const float* a_row = a + (long long)r * l + p0;
-    if (row_count == STREAM_ROWS && l % 4 == 0) {  // a whole chunk, 16-byte aligned
+  for (int s = 0; s < STREAM_SETS; ++s) acc[s] = 0.0f;
+  const float* a_row = a + (long long)r * l + p0;
+  if (row_count == STREAM_ROWS && l % 4 == 0) {  // a whole chunk, 16-byte aligned
 #pragma unroll 4
-      for (int p = 0; p < STREAM_ROWS; p += 4) {
-        const float4 q = *reinterpret_cast<const float4*>(a_row + p);
-        const float x[4] = {q.x, q.y, q.z, q.w};
+    for (int p = 0; p < STREAM_ROWS; p += 4) {
+      const float4 q = *reinterpret_cast<const float4*>(a_row + p);
+      const float x[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
-        for (int k = 0; k < 4; ++k)
-#pragma unroll
-          for (int s = 0; s < STREAM_SETS; s += 4) {
-            const float4 w = *reinterpret_cast<const float4*>(&avg[p + k][s]);
-            acc[s] += x[k] * w.x, acc[s + 1] += x[k] * w.y, acc[s + 2] += x[k] * w.z, acc[s + 3] += x[k] * w.w;
-          }
-      }
-    } else {
-      for (int p = 0; p < row_count; ++p) {
-        const float x = a_row[p];
+      for (int k = 0; k < 4; ++k)
 #pragma unroll
         for (int s = 0; s < STREAM_SETS; s += 4) {
-          const float4 w = *reinterpret_cast<const float4*>(&avg[p][s]);
-          acc[s] += x * w.x, acc[s + 1] += x * w.y, acc[s + 2] += x * w.z, acc[s + 3] += x * w.w;
+          const float4 w = *reinterpret_cast<const float4*>(&avg[p + k][s]);
+          acc[s] += x[k] * w.x, acc[s + 1] += x[k] * w.y, acc[s + 2] += x[k] * w.z, acc[s + 3] += x[k] * w.w;
         }
+    }
+  } else {
+    for (int p = 0; p < row_count; ++p) {
+      const float x = a_row[p];
+#pragma unroll
+      for (int s = 0; s < STREAM_SETS; s += 4) {
+        const float4 w = *reinterpret_cast<const float4*>(&avg[p][s]);
+        acc[s] += x * w.x, acc[s + 1] += x * w.y, acc[s + 2] += x * w.z, acc[s + 3] += x * w.w;
       }
     }
-    float4* dst = reinterpret_cast<float4*>(out + (long long)r * STREAM_SETS);
-#pragma unroll
-    for (int s = 0; s < STREAM_SETS; s += 4) dst[s / 4] = make_float4(acc[s], acc[s + 1], acc[s + 2], acc[s + 3]);
   }
+  float4* dst = reinterpret_cast<float4*>(out);
+#pragma unroll
+  for (int s = 0; s < STREAM_SETS; s += 4) dst[s / 4] = make_float4(acc[s], acc[s + 1], acc[s + 2], acc[s + 3]);
+}
+
+// Absent sets (beyond the last) average to 0; absent components are never read.
+__device__ __forceinline__ void zero_absent_sets(ChunkAverages& avg, int set_count) {
+  for (int i = threadIdx.x; i < STREAM_ROWS * STREAM_SETS; i += BLOCK)
+    if (i % STREAM_SETS >= set_count) avg[i / STREAM_SETS][i % STREAM_SETS] = 0.0f;
+}
+
+// Called by every thread once its partials are stored. The group's last block to get here adds
+// the group's partials in chunk order (the same order every run) into y, then drops their L2
+// lines.
+__device__ __forceinline__ void group_finish(const float* __restrict__ partials, unsigned int* __restrict__ finished,
+                                             float* __restrict__ y, int sets, int l, int group, int chunks, int spans,
+                                             int set0, int set_count) {
+  __shared__ bool is_last;
   __threadfence();  // this thread's partials are visible device-wide before the counter says so
   __syncthreads();
   if (threadIdx.x == 0) {
-    // atomicInc wraps to 0 after chunks - 1, so the group's last block leaves its counter at 0
-    // for the next run. A counter never used before (the poison, >= chunks) is only reset by
-    // the first call, which then takes a ticket of its own.
-    unsigned int ticket = atomicInc(&finished[group], chunks - 1);
-    if (ticket >= (unsigned)chunks) ticket = atomicInc(&finished[group], chunks - 1);
-    is_last = ticket == (unsigned)chunks - 1;
+    // atomicInc wraps to 0 after spans - 1, so the group's last block leaves its counter at 0
+    // for the next run. A counter never used before (the poison, >= spans) is only reset by the
+    // first call, which then takes a ticket of its own.
+    unsigned int ticket = atomicInc(&finished[group], spans - 1);
+    if (ticket >= (unsigned)spans) ticket = atomicInc(&finished[group], spans - 1);
+    is_last = ticket == (unsigned)spans - 1;
   }
   __syncthreads();
   if (!is_last) return;
   __threadfence();  // every other block's partials of the group are visible to this one
 
-  // y[r][set0 + s] = the group's partials added in chunk order (the same order every run).
-  const float* group_partial = partials + (long long)group * chunks * l * STREAM_SETS;
+  const float* group_partials = partials + (long long)group * chunks * l * STREAM_SETS;
   for (int r = threadIdx.x; r < l; r += BLOCK) {
     float sum[STREAM_SETS];
 #pragma unroll
     for (int s = 0; s < STREAM_SETS; ++s) sum[s] = 0.0f;
     for (int c = 0; c < chunks; ++c) {
-      const float4* src = reinterpret_cast<const float4*>(group_partial + ((long long)c * l + r) * STREAM_SETS);
+      const float4* src = reinterpret_cast<const float4*>(group_partials + ((long long)c * l + r) * STREAM_SETS);
 #pragma unroll
       for (int s = 0; s < STREAM_SETS; s += 4) {
         const float4 w = __ldcg(src + s / 4);  // from L2: other SMs wrote it
@@ -319,13 +338,78 @@ avgmatvec_stream(const float* __restrict__ v, const float* __restrict__ a, int s
   // memory (N L chunks floats, a few % of v's bytes). Only lines wholly inside the group's
   // region: a line shared with a neighbouring group may hold partials it has yet to add.
   __syncthreads();  // every thread has read its partials
-  const unsigned long long region = (unsigned long long)group_partial;
+  const unsigned long long region = (unsigned long long)group_partials;
   const unsigned long long first = (region + 127) & ~127ull;
   const unsigned long long end = (region + (unsigned long long)chunks * l * STREAM_SETS * 4) & ~127ull;
   for (unsigned long long line = first + threadIdx.x * 128ull; line < end; line += BLOCK * 128ull)
     asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
 #endif
 }
+
+#if STREAM_CHUNKS == 1
+// stream: a block averages its chunk, then all its threads compute the chunk's products.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+avgmatvec_stream(const float* __restrict__ v, const float* __restrict__ a, int sets, int m, int l, float* __restrict__ partials,
+                 unsigned int* __restrict__ finished, float* __restrict__ y) {
+  __shared__ __align__(16) ChunkAverages avg;
+  const int chunks = (l + STREAM_ROWS - 1) / STREAM_ROWS;
+  const int group = blockIdx.x / chunks, chunk = blockIdx.x % chunks;
+  const int set0 = group * STREAM_SETS, p0 = chunk * STREAM_ROWS;
+  const int set_count = min(STREAM_SETS, sets - set0), row_count = min(STREAM_ROWS, l - p0);
+  zero_absent_sets(avg, set_count);
+  for (int i = threadIdx.x / 32; i < set_count * row_count; i += WARPS)
+    chunk_averages(v, m, l, set0, p0, set_count, row_count, i, avg);
+  __syncthreads();
+  float* out = partials + (long long)blockIdx.x * l * STREAM_SETS;
+  for (int r = threadIdx.x; r < l; r += BLOCK) row_products(a, l, r, p0, row_count, avg, out + (long long)r * STREAM_SETS);
+  group_finish(partials, finished, y, sets, l, group, chunks, chunks, set0, set_count);
+}
+#else
+// pipe: a block takes K chunks in turn. While its warps average chunk c, each warp also computes
+// its share of chunk c - 1's products, spread over its rows of chunk c, so that an SM's warps
+// compute at different times and the loads of the others keep memory busy; only the block's
+// last chunk is multiplied after its reads.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+avgmatvec_pipe(const float* __restrict__ v, const float* __restrict__ a, int sets, int m, int l, float* __restrict__ partials,
+               unsigned int* __restrict__ finished, float* __restrict__ y) {
+  __shared__ __align__(16) ChunkAverages avg[2];  // chunk c in avg[c % 2]
+  const int chunks = (l + STREAM_ROWS - 1) / STREAM_ROWS;
+  const int spans = (chunks + STREAM_CHUNKS - 1) / STREAM_CHUNKS;
+  const int group = blockIdx.x / spans, span = blockIdx.x % spans;
+  const int c_begin = span * STREAM_CHUNKS, c_end = min(c_begin + STREAM_CHUNKS, chunks);
+  const int set0 = group * STREAM_SETS, set_count = min(STREAM_SETS, sets - set0);
+  const int warp = threadIdx.x / 32;
+  zero_absent_sets(avg[0], set_count);
+  zero_absent_sets(avg[1], set_count);
+  float* group_partials = partials + (long long)group * chunks * l * STREAM_SETS;
+  // This warp's rows of A in the products: r = warp * 32 + lane + j * BLOCK, j < slices.
+  const int slices = l > warp * 32 ? (l - warp * 32 + BLOCK - 1) / BLOCK : 0;
+  for (int c = c_begin; c <= c_end; ++c) {
+    // Stream chunk c (none after the last) and multiply chunk c - 1 (none before the first).
+    const int row_count = c < c_end ? min(STREAM_ROWS, l - c * STREAM_ROWS) : 0;
+    const int rows = c < c_end ? set_count * row_count : 0;
+    const int my_rows = rows > warp ? (rows - warp + WARPS - 1) / WARPS : 0;
+    const int my_slices = c > c_begin ? slices : 0;
+    const int prev_p0 = (c - 1) * STREAM_ROWS, prev_count = min(STREAM_ROWS, l - prev_p0);
+    float* prev_out = group_partials + (long long)(c - 1) * l * STREAM_SETS;
+    int done = 0;
+    for (int t = 0; t < my_rows; ++t) {
+      chunk_averages(v, m, l, set0, c * STREAM_ROWS, set_count, row_count, warp + t * WARPS, avg[c % 2]);
+      // Slices due after t + 1 of my_rows rows: spread evenly, the first after a row's loads.
+      for (; done < my_slices && (long long)done * my_rows < (long long)(t + 1) * my_slices; ++done) {
+        const int r = done * BLOCK + threadIdx.x;
+        if (r < l) row_products(a, l, r, prev_p0, prev_count, avg[(c - 1) % 2], prev_out + (long long)r * STREAM_SETS);
+      }
+    }
+    for (; done < my_slices; ++done) {  // the last chunk, or a warp without rows
+      const int r = done * BLOCK + threadIdx.x;
+      if (r < l) row_products(a, l, r, prev_p0, prev_count, avg[(c - 1) % 2], prev_out + (long long)r * STREAM_SETS);
+    }
+    __syncthreads();  // chunk c's averages are complete; chunk c - 1's buffer is free for c + 1
+  }
+  group_finish(partials, finished, y, sets, l, group, chunks, spans, set0, set_count);
+}
+#endif
 
 #else
 // ---- fused: one block per set --------------------------------------------------------------------

@@ -74,8 +74,13 @@ TEST(AvgmatvecSpace, RespectsItsConstraintsAndDeviceLimits) {
   for_each_config_on_both_devices(family, [&](const DeviceLimits&, const ConfigView& c) {
     if (!AvgmatvecFamily::is_stream(c["fuse"])) return;
     ++stream_configs;
-    EXPECT_EQ(c["reduce"], AvgmatvecFamily::warp);  // stream averages with warps only
-    EXPECT_TRUE(c["block"] == 128 || c["block"] == 256);
+    EXPECT_EQ(c["reduce"], AvgmatvecFamily::warp);  // stream and pipe average with warps only
+    if (c["fuse"] >= AvgmatvecFamily::pipe_8x32) {
+      EXPECT_EQ(c["vec"], 4);
+      EXPECT_LE(c["block"], 512);
+    } else {
+      EXPECT_TRUE(c["block"] == 128 || c["block"] == 256);
+    }
   });
   EXPECT_GT(stream_configs, 0u);
 }
@@ -103,6 +108,24 @@ TEST(AvgmatvecPlan, StreamLaunchesABlockPerSetGroupAndChunkWithScratchForTheirPa
   EXPECT_EQ(shape.sets, 16);
   EXPECT_EQ(shape.rows, 64);
   EXPECT_THROW(AvgmatvecFamily::stream_shape(AvgmatvecFamily::split), Error);
+}
+
+TEST(AvgmatvecPlan, PipeLaunchesABlockPerSetGroupAndSpanOfFourChunks) {
+  AvgmatvecFamily family;
+  const Space space = family.space(DeviceLimits{});
+  const Config config = space.parse("fuse=pipe16x32,reduce=warp,block=256,ept=2,vec=4");
+  const ConfigView view(space, config);
+  // 40 sets in groups of 16 (3 groups), 300 components in chunks of 32 (10 chunks: spans of 4, 4, 2).
+  const Problem p = AvgmatvecFamily::make_problem(40, 64, 300);
+  const auto steps = family.plan(p, view);
+  ASSERT_EQ(steps.size(), 1u);
+  const auto& launch = std::get<KernelLaunch>(steps[0]);
+  EXPECT_EQ(launch.kernel, "avgmatvec_pipe");
+  EXPECT_EQ(launch.grid.x, 3u * 3u);
+  const auto scratch = family.scratch(p, view);
+  ASSERT_EQ(scratch.size(), 2u);
+  EXPECT_EQ(scratch[0].bytes, 3 * 10 * 300 * 16 * 4);  // a partial per chunk, not per block
+  EXPECT_EQ(scratch[1].bytes, 3 * 4);
 }
 
 TEST(AvgmatvecProblems, DefaultsAndValidation) {
