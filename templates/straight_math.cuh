@@ -142,11 +142,11 @@ STRAIGHT_FN double straight_exp(double z) {
 // 2.7u). straight_power_add's fused product saves the last of them.
 // straight_power_add(acc, ...) returns acc + 2^(z/16) with the product fused into the add.
 //
-// Range: the caller clamps 16 log2 d per d to +-2^30 / a_max (straight_log16_limit), so that
-// |z| < 2^31 fits the integer taken from the low word, and the power of two 2^(n >> 4) is clamped
-// to [2^-1023, 2^1023] on the integer side, with no branch. A power below 2^-1022 (d = 0 among
-// them, for every a >= a_max / 65536) then comes out as some value below 2^-1022 instead of its
-// own, or 0; a power above 2^1024 comes out finite instead of infinite.
+// Range: the caller clamps 16 log2 d per d to [-2^30, 16368] / a_max (straight_log16_limit), so
+// that z fits the integer taken from the low word and 2^(n >> 4) is at most 2^1023, and n is
+// clamped to -16368 on the integer side (2^(n >> 4) at least 2^-1023), with no branch. A power
+// below 2^-1022 (d = 0 among them, for every a >= a_max / 65536) then comes out as some value
+// below 2^-1022 instead of its own, or 0; a power of 2^1023 or more comes out below 2^1024.
 
 #define STRAIGHT_LOG16_2E 23.083120654223414  // 16 / ln 2
 // 2^(i/16), i = 0..15, correctly rounded.
@@ -161,29 +161,33 @@ __device__ const double straight_exp2_sixteenths[16] = STRAIGHT_EXP2_SIXTEENTHS;
 // Through the read-only data cache: lanes index the table at random, which a constant-bank load
 // would serialise.
 STRAIGHT_FN double straight_exp2_sixteenth(int i) { return __ldg(&straight_exp2_sixteenths[i]); }
-// v * 2^p for a normal v whose exponent field stays in [0, 2047]: p added to the high word alone
-// (one 32-bit add; a 64-bit add of p << 52 takes two).
-STRAIGHT_FN double straight_scale_exponent(double v, int p) {
-  return __hiloint2double(static_cast<int>(static_cast<unsigned>(__double2hiint(v)) + (static_cast<unsigned>(p) << 20)),
-                          __double2loint(v));
+// v * 2^(n >> 4) for a normal v whose exponent field stays in [0, 2047]: (n >> 4) << 20, which
+// is (n << 16) with the low 20 bits cleared, added to the high word alone (one 32-bit add; a
+// 64-bit add of the shift << 52 takes two).
+STRAIGHT_FN double straight_scale_exponent(double v, int n) {
+  return __hiloint2double(
+      static_cast<int>(static_cast<unsigned>(__double2hiint(v)) + ((static_cast<unsigned>(n) << 16) & 0xfff00000u)),
+      __double2loint(v));
 }
 #else
 inline constexpr double straight_exp2_sixteenths[16] = STRAIGHT_EXP2_SIXTEENTHS;
 inline double straight_exp2_sixteenth(int i) { return straight_exp2_sixteenths[i]; }
-inline double straight_scale_exponent(double v, int p) {
+inline double straight_scale_exponent(double v, int n) {
   return straight_double(static_cast<long long>(static_cast<unsigned long long>(straight_bits(v)) +
-                                                (static_cast<unsigned long long>(static_cast<long long>(p)) << 52)));
+                                                (static_cast<unsigned long long>(static_cast<long long>(n >> 4)) << 52)));
 }
 #endif
 
-// The clamp that keeps |a * straight_log16(d)| <= 2^30 for every a in (0, a_max]. Never reached
-// by a d > 0 (|16 log2 d| <= 17184) for a_max below 60000.
+// The clamp that keeps a * straight_log16(d) in [-2^30, 16368] for every a in (0, a_max]: its
+// lower end, which no d > 0 reaches (16 log2 d >= -17184) for a_max below 60000. The upper end is
+// reached by powers of 2^1023 and more only.
 STRAIGHT_FN double straight_log16_limit(double a_max) { return 1073741824.0 / a_max; }
 
-// 16 log2 d, clamped to +-limit (d = 0 gives -limit). Within 3u relative of the exact value
-// where not clamped: straight_log's ulp, the constant's and the product's roundings.
+// 16 log2 d, clamped to [-limit, limit * 16368 / 2^30] (d = 0 gives -limit). Within 3u relative
+// of the exact value where not clamped: straight_log's ulp, the constant's and the product's
+// roundings.
 STRAIGHT_FN double straight_log16(double d, double limit) {
-  return fmin(fmax(straight_log(d) * STRAIGHT_LOG16_2E, -limit), limit);
+  return fmin(fmax(straight_log(d) * STRAIGHT_LOG16_2E, -limit), limit * (16368.0 / 1073741824.0));
 }
 
 // 2^(a l16 / 16) as the table's entry (scaled by 2^(n >> 4)) and the polynomial's value, for
@@ -205,10 +209,10 @@ STRAIGHT_FN StraightPowerParts straight_power_parts(double a, double l16) {
                         1.2716120543851127e-09,
                         9.181354192172116e-12};
   const double poly = straight_polynomial(r, fit);
-  // n >> 4 added to the entry's exponent field (1023: the entry is in [1, 2)), clamped so that
-  // the field stays in [0, 2046].
-  const int power_of_two = ni >> 4 < -1023 ? -1023 : (ni >> 4 > 1023 ? 1023 : ni >> 4);
-  return {straight_scale_exponent(straight_exp2_sixteenth(ni & 15), power_of_two), poly};
+  // n >> 4 added to the entry's exponent field (1023: the entry is in [1, 2)), n clamped below
+  // (the caller's clamp bounds it above by 16368) so that the field stays in [0, 2046].
+  const int clamped = ni < -16368 ? -16368 : ni;
+  return {straight_scale_exponent(straight_exp2_sixteenth(ni & 15), clamped), poly};
 }
 
 STRAIGHT_FN double straight_power(double a, double l16) {
