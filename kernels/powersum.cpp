@@ -76,7 +76,7 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
       .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
       .axis("ksplit", {1, 8, 32}, "tile map: lanes splitting k for one (i, exponent tile)")
       .axis("jt", {1, 4, 8, 10, 16, 20, 32, 40, kMaxExponentsPerGroup},
-            "tile, line and sym maps: exponents per lane group (per warp for line, per block for sym)")
+            "tile, line, sym and diag maps: exponents per lane group (per warp for line and diag, per block for sym)")
       .labelled_axis("term", {"pow", "explog", "ladder", "tabexp"},
                      "pow(d, a) per term; exp(a log d) with log d shared by jt exponents; where the exponents are "
                      "evenly spaced, d^a0 times (d^step)^jj: two exp per jt exponents; or 2^(a log2 d) through a "
@@ -87,19 +87,19 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
                })
       .require("tile, sym, line and diag maps have no tree to fold (fold = 1)",
                [](const ConfigView& c) { return c["map"] < tile || c["fold"] == 1; })
-      .require("sym and diag load their own tiles of x and split no k (stage = global, ksplit = 1)",
+      .require("sym and the diag maps load their own tiles of x and split no k (stage = global, ksplit = 1)",
                [](const ConfigView& c) {
                  return (c["map"] != sym && c["map"] < diag) || (c["stage"] == 0 && c["ksplit"] == 1);
                })
       // Registers: a diag lane holds row and column sums and the exponents, 3 jt doubles (4 in diag2).
       .require(
-          "diag takes its powers through the table, a warp's jt <= 16, a block's at most 80 exponents "
+          "the diag maps take their powers through the table, a warp's jt <= 16, a block's at most 80 exponents "
           "(term = tabexp, jt <= 16, block/32 * jt <= 80)",
           [](const ConfigView& c) {
             return c["map"] < diag ||
                    (c["term"] == tabexp_term && c["jt"] <= 16 && c["block"] / 32 * c["jt"] <= kMaxExponentsPerGroup);
           })
-      .require("explog and ladder share log d between exponents (jt > 1)",
+      .require("explog, ladder and tabexp share log d between exponents (jt > 1)",
                [](const ConfigView& c) { return c["term"] == pow_term || c["jt"] > 1; })
       .require(
           "tabexp in the tile map reads the window from global memory with lanes splitting k (stage = global, "
