@@ -463,6 +463,7 @@ SessionResult Session::run() {
           family_.name(), problem.key(), warm_start.size(), family_.name());
     auto strategy = make_strategy(options_.strategy, space, options_.seed, warm_start);
     strategy->allow_background_work();  // GPUs wait while it chooses; a replay keeps it in place
+    strategy->set_gpus(lanes.size());
 
     SearchHooks hooks;
     hooks.must_stop = must_stop;

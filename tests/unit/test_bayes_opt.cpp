@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <deque>
 #include <set>
 
 #include "core/error.hpp"
@@ -231,6 +232,35 @@ TEST(BayesOpt, BatchesGrowWithWhatTheModelKnows) {
       ++observed;
     }
   }
+}
+
+// On several GPUs the design has a config for each, and as many may be outstanding from the start.
+TEST(BayesOpt, KeepsAConfigOutstandingForEveryGpu) {
+  const Space space = grid_space();
+  BayesOpt search(space, 3, {}, {});  // a design of 3
+  search.set_gpus(6);
+  std::deque<Config> outstanding;
+  std::set<Config> seen;
+  const auto take = [&](const std::vector<Config>& batch) {
+    for (const auto& c : batch) {
+      EXPECT_TRUE(space.valid(c));
+      EXPECT_TRUE(seen.insert(c).second) << space.key(c);
+      outstanding.push_back(c);
+    }
+  };
+  take(search.propose(16));
+  EXPECT_EQ(outstanding.size(), 6u) << "one design config per GPU";
+  std::size_t observed = 0;
+  while (!outstanding.empty()) {
+    const Config c = outstanding.front();
+    outstanding.pop_front();
+    search.observe({c, 1.0 + std::abs(static_cast<double>(c.values[0]) - 5) + static_cast<double>(c.values[1]), 0.5});
+    ++observed;
+    take(search.propose(16));
+    EXPECT_LE(outstanding.size(), std::max<std::size_t>(6, observed / 2)) << "after " << observed;
+    if (observed < 12) EXPECT_EQ(outstanding.size(), 6u) << "a GPU left idle after " << observed;
+  }
+  EXPECT_EQ(seen.size(), 61u);
 }
 
 // In a session, hyperparameter fits run on another thread: proposals go on meanwhile, never

@@ -309,7 +309,7 @@ std::vector<Config> BayesOpt::model_batch(std::size_t size) {
 
 std::vector<Config> BayesOpt::propose(std::size_t max_batch) {
   if (max_batch == 0) return {};
-  if (!design_built_) build_design(options_.initial);
+  if (!design_built_) build_design(std::max(options_.initial, gpus_));
   std::vector<Config> batch;
   while (batch.size() < max_batch) {
     const std::optional<Config> config = next_design_config();
@@ -319,13 +319,14 @@ std::vector<Config> BayesOpt::propose(std::size_t max_batch) {
   if (!batch.empty()) return batch;
   const bool any_success =
       std::any_of(points_.begin(), points_.end(), [](const Point& p) { return p.log_time.has_value(); });
-  // From n observations, at most n / 2 (and at least 2) configs are proposed and not yet observed:
+  // From n observations, at most n / 2 (and at least 2, and one per GPU: a GPU left waiting
+  // learns nothing either) configs are proposed and not yet observed:
   // a large batch chosen from little knowledge is mostly guesswork, and on a small budget it would
   // spend the budget before the model learns. Batches grow as the model does, to what the session
   // asks. Asked ahead (configs still outstanding), the outstanding ones count against that bound,
   // and the model waits for their results once it is reached.
   const std::size_t outstanding = state_.proposed_count() - std::min(state_.proposed_count(), points_.size());
-  const std::size_t allowed = std::max<std::size_t>(2, points_.size() / 2);
+  const std::size_t allowed = std::max({std::size_t{2}, gpus_, points_.size() / 2});
   if (outstanding > 0 && (!any_success || outstanding >= allowed)) return {};
   if (any_success) batch = model_batch(std::min(max_batch, allowed - outstanding));
   for (const Config& c : batch) state_.claim(c);

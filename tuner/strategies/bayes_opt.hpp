@@ -65,6 +65,8 @@ class BayesOpt : public Strategy {
   // on fast configs finish one every ~0.2 ms) run on another thread; proposals go on with the
   // previous hyperparameters until the fit is done.
   void allow_background_work() override { background_fits_ = true; }
+  // The opening design has at least one config per GPU, and at least that many may be outstanding.
+  void set_gpus(std::size_t gpus) override { gpus_ = gpus; }
 
  private:
   struct Point {
@@ -98,6 +100,7 @@ class BayesOpt : public Strategy {
   void refit_when_due();
   std::size_t next_fit_ = 3;
   bool background_fits_ = false;
+  std::size_t gpus_ = 1;
   std::future<GaussianProcess::Hyperparameters> background_fit_;  // valid while one runs or waits
   std::atomic<bool> stop_background_fit_ = false;
   std::size_t picks_ = 0;  // model picks so far   // refit the hyperparameters when this many points are observed

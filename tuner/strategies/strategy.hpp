@@ -50,6 +50,10 @@ class Strategy {
   // ready (bayes_opt's hyperparameter fits), at the cost of a proposal order that depends on
   // timing. A replay never calls it, so replays stay reproducible under a seed.
   virtual void allow_background_work() {}
+  // How many GPUs evaluate its configs at once. A strategy that proposes ahead keeps at least
+  // that many outstanding, so that no GPU waits for the model while others have work. A replay
+  // evaluates one at a time and never calls it.
+  virtual void set_gpus(std::size_t) {}
 };
 
 // A strategy and the options the user gave it (tune --strategy NAME --strategy-option k=v).
