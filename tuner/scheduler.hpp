@@ -44,6 +44,9 @@ class Lane {
   virtual double setup_seconds() const = 0;
   // Of the set-up, seconds spent on problems' host side (inputs, CPU references) or waiting for it.
   virtual double setup_host_seconds() const { return 0; }
+  // Of the set-up, seconds the GPU's side took: freeing the last problem's buffers, allocating and
+  // filling this one's (uploads, expected outputs computed on the GPU).
+  virtual double setup_device_seconds() const { return 0; }
 };
 
 // What the session's thread is doing. GPUs with nothing queued are waiting for that thread or for

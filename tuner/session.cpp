@@ -510,6 +510,7 @@ SessionResult Session::run() {
   for (const Lane* lane : lanes) {
     result.setup_seconds += lane->setup_seconds();
     result.setup_host_seconds += lane->setup_host_seconds();
+    result.setup_device_seconds += lane->setup_device_seconds();
   }
   const CompilePool::Stats compiled = pool.stats();
   result.compiles = compiled.compiles;

@@ -61,7 +61,8 @@ struct SessionResult {
   // Wall seconds from the run's start until the GPUs could be given work (the run recorded, the
   // compile queue filled, the copy bandwidth measured on a new device): every GPU waits through it.
   double before_work_seconds = 0;
-  double setup_host_seconds = 0;  // the workers' time on problems' host side (inputs, CPU references)
+  double setup_host_seconds = 0;    // the workers' time on problems' host side (inputs, CPU references)
+  double setup_device_seconds = 0;  // and on the GPU's side (freeing, allocating, uploading)
   // The strategy choosing each next batch, while the GPUs wait for it (wall seconds).
   double strategy_seconds = 0;
   // Lanes free with no config queued for them (between problems, or the search had none to give

@@ -288,6 +288,7 @@ Outcome EvaluationWorker::evaluate(const Space& space, const Config& config, con
       const nlohmann::json answer = receive(600);
       problem_pending_ = false;
       setup_host_seconds_ += answer.value("host_seconds", 0.0);
+      setup_device_seconds_ += answer.value("device_seconds", 0.0);
       setup_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting_since).count();
     }
     const EvaluateMessage message{
@@ -373,8 +374,11 @@ int serve_worker(int device_ordinal) {
         resolve_family(request);
         space = family->space(device->limits());
         const Problem problem = family->problem_from_descriptor(request.problem);
+        const auto device_started = std::chrono::steady_clock::now();
         evaluator.reset();  // its buffers go before this problem's are allocated
         evaluator = std::make_unique<GpuEvaluator>(*device, *family, request.measure);
+        double device_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - device_started).count();
         // The host side as prepared while the last problem was measured (waiting for it if need
         // be), else computed now; timed apart from the GPU's part, for the run's summary.
         const auto host_started = std::chrono::steady_clock::now();
@@ -384,8 +388,10 @@ int serve_worker(int device_ordinal) {
         const double host_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - host_started).count();
         prepared.reset();
+        const auto upload_started = std::chrono::steady_clock::now();
         evaluator->set_problem(std::move(host));
-        write_frame(STDOUT_FILENO, {{"ok", true}, {"host_seconds", host_seconds}});
+        device_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_started).count();
+        write_frame(STDOUT_FILENO, {{"ok", true}, {"host_seconds", host_seconds}, {"device_seconds", device_seconds}});
       } else if (op == "prepare") {
         // Answered at once; the work goes on while evaluations are served. Skipped when the two
         // problems' host buffers together could crowd the machine's memory.

@@ -50,6 +50,7 @@ class EvaluationWorker : public Lane {
   double setup_seconds() const override { return setup_seconds_; }
   // As the worker reports it: computing a problem's host side, or waiting for its preparation.
   double setup_host_seconds() const override { return setup_host_seconds_; }
+  double setup_device_seconds() const override { return setup_device_seconds_; }
 
  private:
   void start();
@@ -69,7 +70,7 @@ class EvaluationWorker : public Lane {
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   int restarts_ = 0;
-  double setup_seconds_ = 0, setup_host_seconds_ = 0;
+  double setup_seconds_ = 0, setup_host_seconds_ = 0, setup_device_seconds_ = 0;
   std::vector<pid_t> abandoned_;  // killed workers not yet reaped
 };
 

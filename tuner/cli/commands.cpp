@@ -381,13 +381,14 @@ void report_run(std::ostream& out, const Family& family, const Device& device, d
   out << fmt::format(
       "time: {:.1f} s in all{}; on the GPU{} {:.1f} s verifying and {:.1f} s measuring, idle {:.1f} s: "
       "{:.1f} s before the run gave them work (copy bandwidth, compile queue), {:.1f} s waiting for compiles, "
-      "{:.1f} s setting problems up ({:.1f} s of the workers' on inputs and CPU references), {:.1f} s for the "
+      "{:.1f} s setting problems up ({:.1f} s of the workers' on inputs and CPU references, {:.1f} s on the GPU's "
+      "buffers), {:.1f} s for the "
       "strategy to choose configs, {:.1f} s storing cubins and defaults, {:.1f} s between configs (loading "
       "modules, launching, storing results; {:.1f} s of it with no config queued)\n",
       result.wall_seconds, result.gpus > 1 ? fmt::format(" on {} GPUs", result.gpus) : std::string(),
       result.gpus > 1 ? "s (GPU-seconds)" : "", result.verify_seconds, result.benchmark_seconds, gpu_seconds - gpu_busy,
-      before_work, result.compile_wait_seconds, result.setup_seconds, result.setup_host_seconds, choosing,
-      result.finishing_seconds * result.gpus, other,
+      before_work, result.compile_wait_seconds, result.setup_seconds, result.setup_host_seconds,
+      result.setup_device_seconds, choosing, result.finishing_seconds * result.gpus, other,
       std::clamp(result.starved_seconds - choosing, 0.0, std::max(other, 0.0)));
   print_starvation(out, options, result);
   out << fmt::format(
