@@ -14,36 +14,25 @@ struct Dims {
 };
 Dims dims_of(const Problem& p) { return {p.integer("n"), p.integer("m"), p.integer("l")}; }
 
-// The matvec kernel of the split variant has a fixed geometry (see the template).
-constexpr std::int64_t kMatvecTile = 64;
-constexpr unsigned kMatvecThreads = 256;
-
 }  // namespace
 
 std::string AvgmatvecFamily::summary() const {
-  return "NVIDIA's ADO example: average N sets of M vectors (v[n][l][m]), times an L x L matrix; split or fused";
+  return "NVIDIA's ADO example: average N sets of M vectors (v[n][l][m]), times an L x L matrix; split (tiled "
+         "product) or fused";
 }
 
 Space AvgmatvecFamily::space(const DeviceLimits& limits) const {
   Space s;
-  // Labels are appended, never reordered: a stored config's fuse value keeps its meaning.
-  s.labelled_axis("fuse", {"split", "fused", "stream8x32", "stream8x64", "stream16x64", "pipe8x32", "pipe16x32"},
-                  "averages to memory then a tiled product; one block per set; streamSxP: blocks of S sets x P "
-                  "components multiply as they go, the last block of a group adds the partials; pipeSxP: 4 such "
-                  "chunks per block, each one's products spread over the next one's reads")
+  // Labels are appended, never reordered: a stored config's fuse value keeps its meaning. (Configs
+  // are stored by label; the stream and pipe labels that followed fused were removed, and their
+  // stored configs no longer parse.)
+  s.labelled_axis("fuse", {"split", "fused", "split64x32", "split64k2", "split64k4"},
+                  "averages to memory then a tiled product (64 x 64 tiles; 64 x 32; 64 x 64 with the depth split in "
+                  "2 or 4 blocks, the last to finish adding them); fused: one block per set")
       .labelled_axis("reduce", {"warp", "shared"}, "a row of M values: warp shuffles, or a block-wide shared tree")
-      .axis("block", {128, 256, 512, 1024}, "threads per block")
+      .axis("block", {128, 256, 512, 1024}, "threads per block of the averages (avg_rows, or the fused kernel)")
       .axis("ept", {1, 2, 4, 8}, "vector loads in flight per thread")
       .axis("vec", {1, 2, 4}, "floats per vector load")
-      .require("stream averages with warps only, in blocks of 128 or 256",
-               [](const ConfigView& c) {
-                 return c["fuse"] < stream_8x32 || c["fuse"] > stream_16x64 ||
-                        (c["reduce"] == warp && (c["block"] == 128 || c["block"] == 256));
-               })
-      .require("pipe averages with warps only, float4 loads, in blocks of 128 to 512",
-               [](const ConfigView& c) {
-                 return c["fuse"] < pipe_8x32 || (c["reduce"] == warp && c["vec"] == 4 && c["block"] <= 512);
-               })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory (tree + the fused kernel's average of the longest vectors) <= device opt-in limit",
@@ -99,44 +88,41 @@ std::vector<BufferSpec> AvgmatvecFamily::buffers(const Problem& p) const {
           {"y", l * n * 4, BufferRole::output}};
 }
 
-AvgmatvecFamily::StreamShape AvgmatvecFamily::stream_shape(std::int64_t fuse) {
+AvgmatvecFamily::MatvecShape AvgmatvecFamily::matvec_shape(std::int64_t fuse) {
   switch (fuse) {
-    case stream_8x32:
-      return {8, 32, 1};
-    case stream_8x64:
-      return {8, 64, 1};
-    case stream_16x64:
-      return {16, 64, 1};
-    case pipe_8x32:
-      return {8, 32, 4};
-    case pipe_16x32:
-      return {16, 32, 4};
+    case split:
+      return {64, 64, 1};
+    case split_64x32:
+      return {64, 32, 1};
+    case split_64k2:
+      return {64, 64, 2};
+    case split_64k4:
+      return {64, 64, 4};
     default:
-      throw Error(fmt::format("avgmatvec: fuse value {} is not a stream variant", fuse));
+      throw Error(fmt::format("avgmatvec: fuse value {} is not a split variant", fuse));
   }
 }
 
 namespace {
-// Set groups, chunks of components, and blocks per group (spans of chunks_per_block chunks).
-struct StreamGrid {
-  std::int64_t groups, chunks, spans;
-};
-StreamGrid stream_grid(std::int64_t n, std::int64_t l, AvgmatvecFamily::StreamShape shape) {
-  const std::int64_t chunks = (l + shape.rows - 1) / shape.rows;
-  return {(n + shape.sets - 1) / shape.sets, chunks, (chunks + shape.chunks_per_block - 1) / shape.chunks_per_block};
+// The product's grid: tiles of sets (x), of rows of y (y), parts of the depth (z).
+Dim3 matvec_grid(std::int64_t n, std::int64_t l, AvgmatvecFamily::MatvecShape shape) {
+  return {static_cast<unsigned>((n + shape.sets - 1) / shape.sets),
+          static_cast<unsigned>((l + shape.rows - 1) / shape.rows), static_cast<unsigned>(shape.parts)};
 }
 }  // namespace
 
 std::vector<BufferSpec> AvgmatvecFamily::scratch(const Problem& p, const ConfigView& c) const {
   if (c["fuse"] == fused) return {};
   const auto [n, m, l] = dims_of(p);
-  if (is_stream(c["fuse"])) {
-    const StreamShape shape = stream_shape(c["fuse"]);
-    const auto [groups, chunks, spans] = stream_grid(n, l, shape);
-    return {{"partial", groups * chunks * l * shape.sets * 4, BufferRole::scratch},
-            {"finished", groups * 4, BufferRole::scratch}};
+  std::vector<BufferSpec> list{{"avg", n * l * 4, BufferRole::scratch}};
+  const MatvecShape shape = matvec_shape(c["fuse"]);
+  if (shape.parts > 1) {  // each part's 4 x 4 results a thread, a counter a tile (see the template)
+    const Dim3 grid = matvec_grid(n, l, shape);
+    const std::int64_t tiles = std::int64_t{grid.x} * grid.y;
+    list.push_back({"part", tiles * shape.parts * shape.threads() * 16 * 4, BufferRole::scratch});
+    list.push_back({"finished", tiles * 4, BufferRole::scratch});
   }
-  return {{"avg", n * l * 4, BufferRole::scratch}};
+  return list;
 }
 
 std::vector<Step> AvgmatvecFamily::plan(const Problem& p, const ConfigView& c) const {
@@ -149,30 +135,22 @@ std::vector<Step> AvgmatvecFamily::plan(const Problem& p, const ConfigView& c) c
                          block,
                          static_cast<unsigned>(l * 4),
                          {BufferArg{"v"}, BufferArg{"a"}, n32, m32, l32, BufferArg{"y"}}}};
-  if (is_stream(c["fuse"])) {  // no memset: the counters reset themselves (see the template)
-    const StreamShape shape = stream_shape(c["fuse"]);
-    const auto [groups, chunks, spans] = stream_grid(n, l, shape);
-    return {KernelLaunch{
-        shape.chunks_per_block == 1 ? "avgmatvec_stream" : "avgmatvec_pipe",
-        Dim3{static_cast<unsigned>(groups * spans)},
-        block,
-        0,
-        {BufferArg{"v"}, BufferArg{"a"}, n32, m32, l32, BufferArg{"partial"}, BufferArg{"finished"}, BufferArg{"y"}}}};
-  }
   const std::int64_t rows = n * l;
   const std::int64_t row_blocks = c["reduce"] == warp ? (rows + c["block"] / 32 - 1) / (c["block"] / 32) : rows;
-  const Dim3 matvec_grid{static_cast<unsigned>((n + kMatvecTile - 1) / kMatvecTile),
-                         static_cast<unsigned>((l + kMatvecTile - 1) / kMatvecTile)};
+  const MatvecShape shape = matvec_shape(c["fuse"]);
+  std::vector<KernelArg> product_args{BufferArg{"a"}, BufferArg{"avg"}, n32, l32};
+  if (shape.parts > 1) {  // no memset: the counters reset themselves (see the template)
+    product_args.push_back(BufferArg{"part"});
+    product_args.push_back(BufferArg{"finished"});
+  }
+  product_args.push_back(BufferArg{"y"});
   return {KernelLaunch{"avg_rows",
                        Dim3{static_cast<unsigned>(row_blocks)},
                        block,
                        0,
                        {BufferArg{"v"}, n32, m32, l32, BufferArg{"avg"}}},
-          KernelLaunch{"matvec_tiles",
-                       matvec_grid,
-                       Dim3{kMatvecThreads},
-                       0,
-                       {BufferArg{"a"}, BufferArg{"avg"}, n32, l32, BufferArg{"y"}}}};
+          KernelLaunch{"matvec_tiles", matvec_grid(n, l, shape), Dim3{static_cast<unsigned>(shape.threads())}, 0,
+                       std::move(product_args)}};
 }
 
 void AvgmatvecFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {

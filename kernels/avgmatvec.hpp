@@ -11,19 +11,10 @@ namespace cutune {
 
 class AvgmatvecFamily : public Family {
  public:
-  // stream_SxP: a block averages P components of S sets and multiplies them by A's P columns;
-  // the last block of a set group adds the group's partial products. pipe_SxP: the same with 4
-  // chunks of P per block, each chunk's products spread over the next one's reads (see the
-  // template).
-  enum Fuse : std::int64_t {
-    split = 0,
-    fused = 1,
-    stream_8x32 = 2,
-    stream_8x64 = 3,
-    stream_16x64 = 4,
-    pipe_8x32 = 5,
-    pipe_16x32 = 6
-  };
+  // split64x32, split64k2, split64k4: split with other tiles of the product (see matvec_shape).
+  // (Stream and pipe variants held values 2 to 6 until they were removed, having lost to split
+  // at every size measured. Configs are stored by label, so theirs no longer parse.)
+  enum Fuse : std::int64_t { split = 0, fused = 1, split_64x32 = 2, split_64k2 = 3, split_64k4 = 4 };
   enum Reduce : std::int64_t { warp = 0, shared = 1 };
   // The fused kernel keeps one set's average (L floats) in shared memory: at most 48 KiB.
   static constexpr std::int64_t kMaxLength = 12288;
@@ -52,14 +43,13 @@ class AvgmatvecFamily : public Family {
   void check_problem(const Problem& problem) const override;
   static double relative_tolerance(std::int64_t m, std::int64_t l);
 
-  // Sets and components (rows of v) per chunk of a stream or pipe variant, and chunks per block;
-  // mirrors the template's table.
-  struct StreamShape {
-    std::int64_t sets, rows, chunks_per_block;
+  // The split form's product: tiles of `rows` rows of y x `sets` sets, their depth split in
+  // `parts` blocks; mirrors the template's table.
+  struct MatvecShape {
+    std::int64_t rows, sets, parts;
+    std::int64_t threads() const { return rows * sets / 16; }  // 4 x 4 results a thread
   };
-  // stream or pipe: one kernel, partials per chunk, the last block of a set group adds them.
-  static bool is_stream(std::int64_t fuse) { return fuse >= stream_8x32; }
-  static StreamShape stream_shape(std::int64_t fuse);
+  static MatvecShape matvec_shape(std::int64_t fuse);
 };
 
 // y (l x n) = A (l x l) times the averages of the n sets of v (laid out v[n][l][m]), in double.

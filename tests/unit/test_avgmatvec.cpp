@@ -69,63 +69,66 @@ TEST(AvgmatvecSpace, RespectsItsConstraintsAndDeviceLimits) {
                                 (c["fuse"] == AvgmatvecFamily::fused ? AvgmatvecFamily::kMaxLength * 4 : 0);
     EXPECT_LE(shared, limits.max_shared_per_block_optin);
   });
-  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 300u);
-  std::size_t stream_configs = 0;
-  for_each_config_on_both_devices(family, [&](const DeviceLimits&, const ConfigView& c) {
-    if (!AvgmatvecFamily::is_stream(c["fuse"])) return;
-    ++stream_configs;
-    EXPECT_EQ(c["reduce"], AvgmatvecFamily::warp);  // stream and pipe average with warps only
-    if (c["fuse"] >= AvgmatvecFamily::pipe_8x32) {
-      EXPECT_EQ(c["vec"], 4);
-      EXPECT_LE(c["block"], 512);
-    } else {
-      EXPECT_TRUE(c["block"] == 128 || c["block"] == 256);
+  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 500u);
+}
+
+TEST(AvgmatvecPlan, SplitTilesTheProductByTheVariantsShape) {
+  AvgmatvecFamily family;
+  const Space space = family.space(DeviceLimits{});
+  // 130 sets, vectors of 70: 3 x 2 tiles of 64 x 64, 5 x 2 of 64 x 32.
+  const Problem p = AvgmatvecFamily::make_problem(130, 50, 70);
+  struct Expected {
+    const char* fuse;
+    Dim3 grid;
+    unsigned threads;
+  };
+  for (const Expected& e : {Expected{"split", {3, 2, 1}, 256}, Expected{"split64x32", {5, 2, 1}, 128},
+                            Expected{"split64k2", {3, 2, 2}, 256}, Expected{"split64k4", {3, 2, 4}, 256}}) {
+    const Config config = space.parse(std::string("fuse=") + e.fuse + ",reduce=warp,block=256,ept=1,vec=1");
+    const ConfigView view(space, config);
+    const auto steps = family.plan(p, view);
+    ASSERT_EQ(steps.size(), 2u) << e.fuse;
+    const auto& averages = std::get<KernelLaunch>(steps[0]);
+    EXPECT_EQ(averages.kernel, "avg_rows");
+    EXPECT_EQ(averages.grid.x, (130u * 70u + 7u) / 8u) << e.fuse;  // a warp per row, 8 warps a block
+    const auto& product = std::get<KernelLaunch>(steps[1]);
+    EXPECT_EQ(product.kernel, "matvec_tiles");
+    EXPECT_EQ(product.grid.x, e.grid.x) << e.fuse;
+    EXPECT_EQ(product.grid.y, e.grid.y) << e.fuse;
+    EXPECT_EQ(product.grid.z, e.grid.z) << e.fuse;
+    EXPECT_EQ(product.block.x, e.threads) << e.fuse;
+    const auto scratch = family.scratch(p, view);
+    ASSERT_GE(scratch.size(), 1u);
+    EXPECT_EQ(scratch[0].name, "avg");
+    EXPECT_EQ(scratch[0].bytes, 130 * 70 * 4);
+    if (e.grid.z == 1) {
+      EXPECT_EQ(scratch.size(), 1u) << e.fuse;
+      EXPECT_EQ(product.args.size(), 5u) << e.fuse;  // a, avg, sets, l, y
+      continue;
     }
-  });
-  EXPECT_GT(stream_configs, 0u);
+    EXPECT_EQ(product.args.size(), 7u) << e.fuse;  // and the parts and their counters
+    ASSERT_EQ(scratch.size(), 3u) << e.fuse;
+    EXPECT_EQ(scratch[1].name, "part");
+    EXPECT_EQ(scratch[1].bytes, 6 * e.grid.z * 256 * 16 * 4) << e.fuse;  // each part's 16 results a thread
+    EXPECT_EQ(scratch[2].name, "finished");
+    EXPECT_EQ(scratch[2].bytes, 6 * 4) << e.fuse;  // a counter per tile
+  }
+  EXPECT_THROW(AvgmatvecFamily::matvec_shape(AvgmatvecFamily::fused), Error);
 }
 
-TEST(AvgmatvecPlan, StreamLaunchesABlockPerSetGroupAndChunkWithScratchForTheirPartials) {
+TEST(AvgmatvecPlan, FusedLaunchesABlockPerSetWithItsAverageInSharedMemory) {
   AvgmatvecFamily family;
   const Space space = family.space(DeviceLimits{});
-  const Config config = space.parse("fuse=stream8x32,reduce=warp,block=128,ept=1,vec=1");
+  const Config config = space.parse("fuse=fused,reduce=shared,block=128,ept=2,vec=2");
   const ConfigView view(space, config);
-  // 33 sets in groups of 8 (the last holds one), 70 components in chunks of 32 (the last 6).
   const Problem p = AvgmatvecFamily::make_problem(33, 50, 70);
-  const auto steps = family.plan(p, view);
-  ASSERT_EQ(steps.size(), 1u);  // no memset: the counters reset themselves
-  const auto& launch = std::get<KernelLaunch>(steps[0]);
-  EXPECT_EQ(launch.kernel, "avgmatvec_stream");
-  EXPECT_EQ(launch.grid.x, 5u * 3u);
-  EXPECT_EQ(launch.block.x, 128u);
-  const auto scratch = family.scratch(p, view);
-  ASSERT_EQ(scratch.size(), 2u);
-  EXPECT_EQ(scratch[0].name, "partial");
-  EXPECT_EQ(scratch[0].bytes, 5 * 3 * 70 * 8 * 4);  // [groups][chunks][L][S] floats
-  EXPECT_EQ(scratch[1].name, "finished");
-  EXPECT_EQ(scratch[1].bytes, 5 * 4);  // a counter per group
-  const auto shape = AvgmatvecFamily::stream_shape(AvgmatvecFamily::stream_16x64);
-  EXPECT_EQ(shape.sets, 16);
-  EXPECT_EQ(shape.rows, 64);
-  EXPECT_THROW(AvgmatvecFamily::stream_shape(AvgmatvecFamily::split), Error);
-}
-
-TEST(AvgmatvecPlan, PipeLaunchesABlockPerSetGroupAndSpanOfFourChunks) {
-  AvgmatvecFamily family;
-  const Space space = family.space(DeviceLimits{});
-  const Config config = space.parse("fuse=pipe16x32,reduce=warp,block=256,ept=2,vec=4");
-  const ConfigView view(space, config);
-  // 40 sets in groups of 16 (3 groups), 300 components in chunks of 32 (10 chunks: spans of 4, 4, 2).
-  const Problem p = AvgmatvecFamily::make_problem(40, 64, 300);
   const auto steps = family.plan(p, view);
   ASSERT_EQ(steps.size(), 1u);
   const auto& launch = std::get<KernelLaunch>(steps[0]);
-  EXPECT_EQ(launch.kernel, "avgmatvec_pipe");
-  EXPECT_EQ(launch.grid.x, 3u * 3u);
-  const auto scratch = family.scratch(p, view);
-  ASSERT_EQ(scratch.size(), 2u);
-  EXPECT_EQ(scratch[0].bytes, 3 * 10 * 300 * 16 * 4);  // a partial per chunk, not per block
-  EXPECT_EQ(scratch[1].bytes, 3 * 4);
+  EXPECT_EQ(launch.kernel, "avgmatvec_fused");
+  EXPECT_EQ(launch.grid.x, 33u);
+  EXPECT_EQ(launch.dynamic_shared_bytes, 70u * 4u);
+  EXPECT_TRUE(family.scratch(p, view).empty());
 }
 
 TEST(AvgmatvecProblems, DefaultsAndValidation) {
