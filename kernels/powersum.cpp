@@ -44,7 +44,7 @@ std::int64_t PowersumFamily::combine_columns(std::int64_t block, std::int64_t jt
 
 std::int64_t PowersumFamily::static_shared_bytes(std::int64_t map, std::int64_t block, std::int64_t jt) {
   if (map == sym) return (2 * kSymTile + 2 * kSymTile * (kSymTile + 1)) * 8;
-  if (map == diag || map == diag2) return diag_rows(map) * kSymTile * kSymTile * 8;  // the tile's logs
+  if (is_diag(map)) return diag_rows(map) * kSymTile * kSymTile * 8;  // the tile's logs
   // tile and line: the transpose that adds up each group's sums, a row of combine_columns + 1 doubles a thread.
   return map == tile || map == line ? block * (combine_columns(block, jt) + 1) * 8 : 2 * block * 8;
 }
@@ -66,11 +66,12 @@ std::int64_t PowersumFamily::diag_tiles(std::int64_t map, std::int64_t w) {
 Space PowersumFamily::space(const DeviceLimits& limits) const {
   Space s;
   s.labelled_axis(
-       "map", {"pair", "exponent", "tile", "sym", "line", "diag", "diag2"},
+       "map", {"pair", "exponent", "tile", "sym", "line", "diag", "diag2", "diagc", "diag2c"},
        "(i, j) to blocks: block per pair, per exponent, lane groups, symmetric tiles of pairs, a block per "
        "(i, line of block/32 * jt exponents) whose warps share each k's ladder start, or symmetric tiles whose "
-       "warps take jt exponents each, lanes owning one row (diag) or two (diag2) and passing the column sums "
-       "along")
+       "warps take jt exponents each, lanes owning one row (diag, diagc) or two (diag2, diag2c) and passing the "
+       "column sums along, adding them with atomics into zeroed sums (diag, diag2) or as partials that the last "
+       "warp adds up (diagc, diag2c)")
       .axis("block", {64, 128, 256, 512}, "threads per block")
       .axis("fold", {1, 8, 32}, "tree maps: fold stops at this stride; thread 0 adds the last 2*fold sums")
       .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
@@ -205,11 +206,18 @@ std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) co
               KernelLaunch{"powersum_sym", grid, block, 0, args}};
     }
     case diag:
-    case diag2: {
-      // As sym: tiles above the diagonal add into both sums, which start from zero.
+    case diag2:
+    case diagc:
+    case diag2c: {
       const std::int64_t exponents_per_block = c["block"] / 32 * c["jt"];
       const Dim3 grid{static_cast<unsigned>(diag_tiles(c["map"], w)),
                       static_cast<unsigned>((a + exponents_per_block - 1) / exponents_per_block)};
+      if (c["map"] == diagc || c["map"] == diag2c) {  // the last warp writes each sum: nothing to zero
+        std::vector<KernelArg> combined = args;
+        for (const char* name : {"row_partials", "column_partials", "tickets"}) combined.push_back(BufferArg{name});
+        return {KernelLaunch{"powersum_diag_combined", grid, block, 0, std::move(combined)}};
+      }
+      // As sym: tiles above the diagonal add into both sums, which start from zero.
       return {MemsetStep{"minus", 0, w * a * 8}, MemsetStep{"plus", 0, w * a * 8},
               KernelLaunch{"powersum_diag", grid, block, 0, args}};
     }
@@ -226,6 +234,17 @@ std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) co
       return {KernelLaunch{"powersum_tile", grid, block, shared, args}};
     }
   }
+}
+
+std::vector<BufferSpec> PowersumFamily::scratch(const Problem& p, const ConfigView& c) const {
+  if (c["map"] != diagc && c["map"] != diag2c) return {};
+  const std::int64_t w = window_of(p), a = exponents_of(p);
+  const std::int64_t tiles = diag_tiles(c["map"], w), rows = 32 * diag_rows(c["map"]);
+  const std::int64_t strips = (w + rows - 1) / rows, column_tiles = (w + kSymTile - 1) / kSymTile;
+  const std::int64_t groups = (a + c["jt"] - 1) / c["jt"];  // a warp's exponents
+  return {{"row_partials", tiles * a * rows * 8, BufferRole::scratch},
+          {"column_partials", tiles * a * kSymTile * 8, BufferRole::scratch},
+          {"tickets", (strips + column_tiles) * groups * 4, BufferRole::scratch}};
 }
 
 void PowersumFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {

@@ -33,13 +33,12 @@ TEST(GpuPowersum, EveryConfigOfTheSpaceVerifies) {
   for (const auto& r : rows) {
     const auto config = nlohmann::json::parse(r.config_json);
     const std::string map = config["map"];
-    static const std::map<std::string, PowersumFamily::Map> counted{{"tile", PowersumFamily::tile},
-                                                                    {"line", PowersumFamily::line},
-                                                                    {"diag", PowersumFamily::diag},
-                                                                    {"diag2", PowersumFamily::diag2}};
+    static const std::map<std::string, PowersumFamily::Map> counted{
+        {"tile", PowersumFamily::tile},   {"line", PowersumFamily::line},   {"diag", PowersumFamily::diag},
+        {"diag2", PowersumFamily::diag2}, {"diagc", PowersumFamily::diagc}, {"diag2c", PowersumFamily::diag2c}};
     const auto found = counted.find(map);
     if (found == counted.end()) continue;
-    // The diag maps' plans zero the sums first: their kernel is the last launch.
+    // diag and diag2 zero the sums first: the kernel is the plan's last step.
     const auto launch = nlohmann::json::parse(r.launch_json).back();
     EXPECT_EQ(launch["static_shared_bytes"].get<std::int64_t>(),
               PowersumFamily::static_shared_bytes(found->second, config["block"], config["jt"]))
