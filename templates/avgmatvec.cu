@@ -104,9 +104,9 @@ __device__ __forceinline__ float block_sum(float v, float* tree) {
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 avg_rows(const float* __restrict__ v, int sets, int m, int l, float* __restrict__ avg) {
-  const long long rows = (long long)sets * l;
   const float scale = 1.0f / m;
 #if CUTUNE_REDUCE == 0
+  const long long rows = (long long)sets * l;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const long long row = (long long)blockIdx.x * WARPS + warp;
   if (row >= rows) return;  // whole warps leave together: the shuffles stay full
