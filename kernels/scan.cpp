@@ -71,7 +71,7 @@ void dispatch_type(const std::string& dtype, F&& f) {
 
 std::string ScanFamily::summary() const {
   return "compact_offsets: int64 offsets from starts/stops (int32, uint32, int64); blelloch, warp-shuffle, "
-         "decoupled look-back (blocked or warp-striped tiles)";
+         "decoupled look-back (blocked or warp-striped tiles, the latter with cache-hint and prefetch variants)";
 }
 
 std::int64_t ScanFamily::static_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t pad) {
@@ -82,14 +82,20 @@ std::int64_t ScanFamily::static_shared_bytes(std::int64_t algo, std::int64_t blo
 std::int64_t ScanFamily::dynamic_shared_bytes(std::int64_t algo, std::int64_t block, std::int64_t ept,
                                               std::int64_t pad) {
   // The staging of the blocked layouts' stores; striped stores straight from registers.
-  return ept == 1 || algo == striped ? 0 : padded_size(block * ept, pad) * 8;
+  return ept == 1 || striped_layout(algo) ? 0 : padded_size(block * ept, pad) * 8;
 }
 
 Space ScanFamily::space(const DeviceLimits& limits) const {
   Space s;
-  // striped came after the others: appended, so that stored configs keep their algo numbers.
-  s.labelled_axis("algo", {"blelloch", "warp", "lookback", "striped"},
-                  "block scan algorithm and multi-block scheme (striped: look-back over warp-striped tiles)")
+  // striped and its variants came after the others: appended, so that stored configs keep their
+  // algo numbers.
+  s.labelled_axis("algo",
+                  {"blelloch", "warp", "lookback", "striped", "striped_st_cs", "striped_st_ef", "striped_ld_cs",
+                   "striped_ld_nc", "striped_pf", "striped_pf_cs"},
+                  "block scan algorithm and multi-block scheme (striped: look-back over warp-striped tiles; "
+                  "striped_*: the same with streaming stores (st_cs), L2 evict-first stores (st_ef), streaming "
+                  "loads (ld_cs), non-allocating loads with 256-byte L2 fetches (ld_nc), an L2 prefetch of the "
+                  "tile a wave ahead (pf), or that prefetch with streaming loads and stores (pf_cs))")
       .axis("block", {64, 128, 256, 512, 1024}, "threads per block")
       .axis("ept", {1, 2, 4, 8, 12, 16}, "elements per thread")
       .axis("vec", {1, 2, 4}, "elements per vector load")
@@ -97,8 +103,12 @@ Space ScanFamily::space(const DeviceLimits& limits) const {
       .require("ept % vec == 0")
       .require("pad only where shared arrays are strided (blelloch tree, or staged stores when ept > 1)",
                [](const ConfigView& c) {
-                 return c["pad"] == 0 || c["algo"] == blelloch || (c["algo"] != striped && c["ept"] > 1);
+                 return c["pad"] == 0 || c["algo"] == blelloch || (!striped_layout(c["algo"]) && c["ept"] > 1);
                })
+      // The variants change how the bandwidth-bound sizes move memory: only tiles of at least 4
+      // elements a thread in vectors, where striped wins from 2^20 up (RESULTS.md).
+      .require("striped variants (algo after striped) only with ept >= 4 and vec >= 2",
+               [](const ConfigView& c) { return c["algo"] <= striped || (c["ept"] >= 4 && c["vec"] >= 2); })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory <= device opt-in limit per block",

@@ -13,9 +13,24 @@ namespace cutune {
 class ScanFamily : public Family {
  public:
   // lookback and striped run one kernel, scan_lookback, with decoupled look-back; striped lays
-  // tiles out warp-striped and stages nothing in shared memory (templates/scan.cu).
-  enum Algorithm : std::int64_t { blelloch = 0, warp = 1, lookback = 2, striped = 3 };
-  static bool single_pass(std::int64_t algo) { return algo == lookback || algo == striped; }
+  // tiles out warp-striped and stages nothing in shared memory (templates/scan.cu). The algos after
+  // striped are striped with other memory instructions: streaming (.cs) or evict-first stores,
+  // streaming or non-allocating loads, an L2 prefetch of the tile one wave ahead (issue 19).
+  enum Algorithm : std::int64_t {
+    blelloch = 0,
+    warp = 1,
+    lookback = 2,
+    striped = 3,
+    striped_st_cs = 4,
+    striped_st_ef = 5,
+    striped_ld_cs = 6,
+    striped_ld_nc = 7,
+    striped_pf = 8,
+    striped_pf_cs = 9
+  };
+  static bool single_pass(std::int64_t algo) { return algo >= lookback; }
+  // striped or one of its variants: the warp-striped layout, nothing staged in shared memory.
+  static bool striped_layout(std::int64_t algo) { return algo >= striped; }
 
   std::string name() const override { return "scan"; }
   std::string summary() const override;

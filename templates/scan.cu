@@ -13,6 +13,9 @@
 //                 2 lookback: single pass with decoupled look-back (Merrill & Garland)
 //                 3 striped: lookback with warp-striped tiles: coalesced vector loads, no shared-memory
 //                   staging, exclusive offsets stored as aligned int64 pairs (see its kernel)
+//                 4..9 striped with cache hints or an L2 prefetch (see "striped variants" below):
+//                   4 striped_st_cs, 5 striped_st_ef, 6 striped_ld_cs, 7 striped_ld_nc,
+//                   8 striped_pf, 9 striped_pf_cs
 //   CUTUNE_BLOCK  threads per block (power of two)
 //   CUTUNE_EPT    elements per thread (consecutive, "blocked" arrangement; striped: EPT / VEC runs of
 //                 VEC consecutive elements, 32 * VEC apart)
@@ -372,6 +375,113 @@ scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ st
 #define CHUNKS (EPT / VEC)
 #define CHUNK_SPAN (32 * VEC)  // elements one warp covers per chunk
 
+// ---- striped variants: the same kernel with other memory instructions (issue 19) ----------------
+//
+// At 2^27 the kernel reads 512 MiB and writes 1 GiB once each; nothing is reused. Each variant
+// changes one thing, so that one brute force compares them with plain striped (algo 3, unchanged):
+//   STRIPED_LOAD   0 plain (the compiler's choice), 1 ld.global.cs (evict-first in L1 and L2),
+//                  2 ld.global.nc.L1::no_allocate.L2::256B (no L1 line, 256-byte DRAM fetches)
+//   STRIPED_STORE  0 st.global, 1 st.global.cs (streaming: evict-first), 2 st.global with
+//                  L1::no_allocate and an L2 evict-first cache policy (createpolicy; sm_90's ptxas
+//                  takes .L2::evict_first on a store only for 32-byte vectors)
+//   STRIPED_PREFETCH 1: once its own loads are issued, each block asks L2 for the inputs of the
+//                  tile one wave ahead (tile + SMs * blocks an SM holds), so that DRAM keeps
+//                  reading while the block waits on its look-back and stores (an SM's loads
+//                  otherwise stop from the last load of a tile until the next block's first).
+#if CUTUNE_ALGO == 4
+#define STRIPED_LOAD 0
+#define STRIPED_STORE 1
+#define STRIPED_PREFETCH 0
+#elif CUTUNE_ALGO == 5
+#define STRIPED_LOAD 0
+#define STRIPED_STORE 2
+#define STRIPED_PREFETCH 0
+#elif CUTUNE_ALGO == 6
+#define STRIPED_LOAD 1
+#define STRIPED_STORE 0
+#define STRIPED_PREFETCH 0
+#elif CUTUNE_ALGO == 7
+#define STRIPED_LOAD 2
+#define STRIPED_STORE 0
+#define STRIPED_PREFETCH 0
+#elif CUTUNE_ALGO == 8
+#define STRIPED_LOAD 0
+#define STRIPED_STORE 0
+#define STRIPED_PREFETCH 1
+#elif CUTUNE_ALGO == 9
+#define STRIPED_LOAD 1
+#define STRIPED_STORE 1
+#define STRIPED_PREFETCH 1
+#else
+#define STRIPED_LOAD 0
+#define STRIPED_STORE 0
+#define STRIPED_PREFETCH 0
+#endif
+
+#if STRIPED_STORE == 1
+#define STORE_OP "st.global.cs"
+#elif STRIPED_STORE == 2
+#define STORE_OP "st.global.L1::no_allocate.L2::cache_hint"
+#else
+#define STORE_OP "st.global"
+#endif
+
+#if STRIPED_LOAD == 1
+#define LOAD_OP "ld.global.cs"
+#elif STRIPED_LOAD == 2
+#define LOAD_OP "ld.global.nc.L1::no_allocate.L2::256B"
+#endif
+
+// One vector of VEC elements (4 to 32 bytes) read with LOAD_OP, in pieces of at most 16 bytes.
+template <class V> __device__ __forceinline__ V load_vector(const V* at) {
+#if STRIPED_LOAD == 0
+  return *at;
+#else
+  union {
+    V v;
+    unsigned w[sizeof(V) / 4];
+  } u;
+  const unsigned* p = reinterpret_cast<const unsigned*>(at);
+  if (sizeof(V) >= 16) {
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(V) / 16); ++i)
+      asm(LOAD_OP ".v4.u32 {%0, %1, %2, %3}, [%4];"
+          : "=r"(u.w[4 * i]), "=r"(u.w[4 * i + 1]), "=r"(u.w[4 * i + 2]), "=r"(u.w[4 * i + 3])
+          : "l"(p + 4 * i));
+  } else if (sizeof(V) == 8) {
+    asm(LOAD_OP ".v2.u32 {%0, %1}, [%2];" : "=r"(u.w[0]), "=r"(u.w[1]) : "l"(p));
+  } else {
+    asm(LOAD_OP ".u32 %0, [%1];" : "=r"(u.w[0]) : "l"(p));
+  }
+  return u.v;
+#endif
+}
+
+#if STRIPED_PREFETCH
+// Asks L2 for the inputs of tile `tile` one 128-byte line per request, the block's threads
+// sharing the lines of both arrays; lines past n are left out.
+__device__ __forceinline__ void prefetch_tile(const value_t* starts, const value_t* stops, long long n, long long tile) {
+  const int per_line = 128 / (int)sizeof(value_t);
+  const int lines = TILE / per_line;  // per array; TILE is a multiple of 32
+  const long long tile_first = tile * TILE;
+  for (int l = threadIdx.x; l < 2 * lines; l += BLOCK) {
+    const long long i = tile_first + (long long)(l % lines) * per_line;
+    if (i >= n) continue;
+    const value_t* at = (l < lines ? starts : stops) + i;
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(at));
+  }
+}
+
+// How far ahead: one wave, the SMs times the blocks one holds (one 1024-thread block at the ~62
+// registers a thread the striped kernel takes at ept 16, so 1024 / BLOCK; smaller ept fit more,
+// which only makes the distance shorter than a wave).
+__device__ __forceinline__ long long prefetch_distance() {
+  unsigned sms;
+  asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
+  return (long long)sms * (BLOCK >= 1024 ? 1 : 1024 / BLOCK);
+}
+#endif
+
 // A length held in registers until its offset is stored: for 32-bit elements an unsigned 32-bit
 // word (stops - starts is below 2^32 when stops >= starts; where stops < starts the offsets are
 // unspecified anyway), halving what the tile's lengths take; 64-bit elements keep 64 bits.
@@ -383,8 +493,20 @@ __device__ __forceinline__ len_t length(value_t start, value_t stop) {
   return sizeof(value_t) == 4 ? (len_t)((unsigned int)stop - (unsigned int)start) : (len_t)((sum_t)stop - (sum_t)start);
 }
 
+#if STRIPED_STORE == 2
+__device__ __forceinline__ u64 evict_first_policy() {
+  u64 policy;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+#endif
+
 __device__ __forceinline__ void store_pair(sum_t* at, sum_t first, sum_t second) {
-  asm volatile("st.global.v2.s64 [%0], {%1, %2};" ::"l"(at), "l"(first), "l"(second));
+#if STRIPED_STORE == 2
+  asm volatile(STORE_OP ".v2.s64 [%0], {%1, %2}, %3;" ::"l"(at), "l"(first), "l"(second), "l"(evict_first_policy()));
+#else
+  asm volatile(STORE_OP ".v2.s64 [%0], {%1, %2};" ::"l"(at), "l"(first), "l"(second));
+#endif
 }
 
 // This lane's VEC consecutive offsets, at = out + its first element (aligned to VEC * 8 bytes);
@@ -393,7 +515,13 @@ __device__ __forceinline__ void store_pair(sum_t* at, sum_t first, sum_t second)
 // element-wise path).
 __device__ __forceinline__ void store_run(sum_t* __restrict__ at, const sum_t (&values)[VEC]) {
 #if VEC == 1
+#if STRIPED_STORE == 0
   at[0] = values[0];
+#elif STRIPED_STORE == 1
+  asm volatile(STORE_OP ".s64 [%0], %1;" ::"l"(at), "l"(values[0]));
+#else
+  asm volatile(STORE_OP ".s64 [%0], %1, %2;" ::"l"(at), "l"(values[0]), "l"(evict_first_policy()));
+#endif
 #elif VEC == 2
   store_pair(at, values[0], values[1]);
 #else
@@ -434,9 +562,12 @@ scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ st
     V sv[CHUNKS], ev[CHUNKS];
 #pragma unroll
     for (int j = 0; j < CHUNKS; ++j) {
-      sv[j] = *reinterpret_cast<const V*>(starts + first + j * CHUNK_SPAN);
-      ev[j] = *reinterpret_cast<const V*>(stops + first + j * CHUNK_SPAN);
+      sv[j] = load_vector(reinterpret_cast<const V*>(starts + first + j * CHUNK_SPAN));
+      ev[j] = load_vector(reinterpret_cast<const V*>(stops + first + j * CHUNK_SPAN));
     }
+#if STRIPED_PREFETCH
+    prefetch_tile(starts, stops, n, tile + prefetch_distance());
+#endif
 #pragma unroll
     for (int j = 0; j < CHUNKS; ++j) {
 #pragma unroll

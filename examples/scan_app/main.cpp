@@ -70,8 +70,8 @@ bool run_on_gpu(example::Driver& d, example::CUdevice device, const cutune::look
   };
   example::CUdeviceptr s = starts.get(), t = stops.get(), out = offsets.get(), e = error.get(), state = scratch.get();
   example::CUdeviceptr counter = state + tiles * 8;
-  // lookback and striped: one pass, the same kernel name and arguments (tiles laid out differently)
-  if (const std::string& algo = match.parameter("algo")->value; algo == "lookback" || algo == "striped") {
+  // lookback, striped and striped's variants (striped_*): one pass, the same kernel name and arguments
+  if (const std::string& algo = match.parameter("algo")->value; algo == "lookback" || algo.rfind("striped", 0) == 0) {
     CU_CHECK(d.cuMemsetD32(state, 0, (tiles + 2) * 2));
     launch("scan_lookback", static_cast<unsigned>(tiles), {&s, &t, &size, &state, &counter, &out, &e});
   } else {  // blelloch and warp: tile sums, their scan in one block, then each tile again

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -95,11 +96,15 @@ void expect_lowest_bad_index_found(const Family& family, const Problem& problem,
   }
 }
 
-// Striped configs of every vector width, tile shape and block size, the full ones reading vectors.
+// Striped configs of every vector width, tile shape and block size, the full ones reading vectors,
+// and each variant with other memory instructions (striped_*) once.
 const std::vector<std::string> kStripedSample{
-    "algo=striped,block=256,ept=16,vec=4,pad=0", "algo=striped,block=1024,ept=12,vec=4,pad=0",
-    "algo=striped,block=64,ept=1,vec=1,pad=0",   "algo=striped,block=128,ept=8,vec=2,pad=0",
-    "algo=striped,block=512,ept=16,vec=2,pad=0", "algo=striped,block=1024,ept=16,vec=4,pad=0"};
+    "algo=striped,block=256,ept=16,vec=4,pad=0",        "algo=striped,block=1024,ept=12,vec=4,pad=0",
+    "algo=striped,block=64,ept=1,vec=1,pad=0",          "algo=striped,block=128,ept=8,vec=2,pad=0",
+    "algo=striped,block=512,ept=16,vec=2,pad=0",        "algo=striped,block=1024,ept=16,vec=4,pad=0",
+    "algo=striped_st_cs,block=1024,ept=16,vec=4,pad=0", "algo=striped_st_ef,block=512,ept=12,vec=2,pad=0",
+    "algo=striped_ld_cs,block=256,ept=8,vec=4,pad=0",   "algo=striped_ld_nc,block=1024,ept=16,vec=2,pad=0",
+    "algo=striped_pf,block=64,ept=4,vec=4,pad=0",       "algo=striped_pf_cs,block=128,ept=16,vec=4,pad=0"};
 
 }  // namespace
 
@@ -154,6 +159,56 @@ TEST(GpuScan, StripedVerifiesAtTileBoundariesAndTinySizes) {
   expect_all_verified(rows);
 }
 
+// The striped variants (cache hints, the L2 prefetch) against the reference: all of them, at tile
+// edges, with 64-bit and offset unsigned elements, and at a size past a wave of tiles, where the
+// prefetch asks for tiles that exist (n = 2^20 + 3: 1024 tiles of block 256 x ept 4, against 132 SMs
+// x 4 blocks ahead), its last tile partial.
+TEST(GpuScan, StripedVariantsVerify) {
+  ScanFamily scan;
+  const std::vector<Problem> problems{
+      ScanFamily::make_problem(49'151, "int32"), ScanFamily::make_problem(49'152, "int32"),
+      ScanFamily::make_problem(2 * 49'152, "int64"), ScanFamily::make_problem(49'152, "uint32", 4, 0),
+      ScanFamily::make_problem((1 << 20) + 3, "int32")};
+  TempDb t;
+  db::Store store(t.path);
+  SessionOptions options = session_options(problems);
+  options.restrictions = {"algo > striped"};
+  const auto rows = tune(scan, store, options);
+  EXPECT_EQ(rows.size(),
+            tuning_space(scan, device().limits(), options.restrictions).enumerate().size() * problems.size());
+  EXPECT_GE(rows.size(), 6u * 40u * problems.size());  // 6 variants x 40 shapes
+  expect_all_verified(rows);
+}
+
+// A hinted load that puts a vector's first two elements in each other's place (int32, vec = 4:
+// one 16-byte load): the variants that load through it (ld_cs, ld_nc, pf_cs) must be rejected,
+// those that keep the plain loads accepted.
+TEST(GpuScan, StripedVariantWithAWrongHintedLoadIsRejected) {
+  TempDb t;
+  db::Store store(t.path);
+  EditedScan wrong(R"(: "=r"(u.w[4 * i]), "=r"(u.w[4 * i + 1]),)", R"(: "=r"(u.w[4 * i + 1]), "=r"(u.w[4 * i]),)",
+                   "vec=4");
+  SessionOptions options = session_options({ScanFamily::make_problem(200'000, "int32")});
+  options.restrictions = {"algo > striped"};
+  const auto rows = tune(wrong, store, options);
+  const std::vector<std::string> hinted_loads{"algo=striped_ld_cs,", "algo=striped_ld_nc,", "algo=striped_pf_cs,"};
+  int rejected = 0, accepted = 0;
+  for (const auto& r : rows) {
+    const bool wrong_load = std::any_of(hinted_loads.begin(), hinted_loads.end(),
+                                        [&](const std::string& prefix) { return r.config.rfind(prefix, 0) == 0; });
+    if (wrong_load) {
+      EXPECT_EQ(r.status, "wrong_result") << r.config;
+      EXPECT_TRUE(r.error_index) << r.config;
+      ++rejected;
+    } else {
+      EXPECT_EQ(r.status, "ok") << r.config << ": " << r.error;
+      ++accepted;
+    }
+  }
+  EXPECT_EQ(rejected, 3 * 20);  // 5 blocks x ept 4, 8, 12, 16 at vec 4, per variant
+  EXPECT_EQ(accepted, 3 * 20);
+}
+
 TEST(GpuScan, PlantedWrongVariantIsRejected) {
   TempDb t;
   db::Store store(t.path);
@@ -189,7 +244,8 @@ TEST(GpuScan, PlantedWrongVariantIsRejected) {
 }
 
 // The same subtle error in the striped kernel: tile 2 one too high. It writes exclusive sums,
-// tooffsets[i] for element i, so the first wrong offset is tile 2's first element's.
+// tooffsets[i] for element i, so the first wrong offset is tile 2's first element's. The striped_*
+// variants share the line, so they are planted too ("algo=striped" is in their keys).
 TEST(GpuScan, PlantedWrongStripedVariantIsRejected) {
   TempDb t;
   db::Store store(t.path);

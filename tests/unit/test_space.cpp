@@ -129,6 +129,43 @@ TEST(ScanSpace, StripedIsAppendedAndStoredConfigsKeepTheirMeaning) {
   EXPECT_EQ(scratch[0].name, "tile_state");
 }
 
+// The striped variants (cache hints, an L2 prefetch) are appended after striped: stored keys keep
+// their numbers, and each variant takes exactly the vector tiles of at least 4 elements a thread.
+TEST(ScanSpace, StripedVariantsAreAppendedOnlyForVectorTiles) {
+  ScanFamily scan;
+  const Space space = scan.space(DeviceLimits{});
+  EXPECT_EQ(space.parse("algo=striped,block=1024,ept=16,vec=4,pad=0").values,
+            (std::vector<std::int64_t>{ScanFamily::striped, 1024, 16, 4, 0}));
+  EXPECT_EQ(space.parse("algo=striped_pf_cs,block=1024,ept=16,vec=4,pad=0").values,
+            (std::vector<std::int64_t>{ScanFamily::striped_pf_cs, 1024, 16, 4, 0}));
+  std::map<std::int64_t, int> per_variant;
+  for (const auto& config : space.enumerate()) {
+    const ConfigView c(space, config);
+    if (c["algo"] <= ScanFamily::striped) continue;
+    ++per_variant[c["algo"]];
+    EXPECT_GE(c["ept"], 4) << space.key(config);
+    EXPECT_GE(c["vec"], 2) << space.key(config);
+    EXPECT_EQ(c["pad"], 0) << space.key(config);
+    EXPECT_TRUE(ScanFamily::single_pass(c["algo"]));
+    EXPECT_EQ(ScanFamily::dynamic_shared_bytes(c["algo"], c["block"], c["ept"], c["pad"]), 0);
+  }
+  // 5 blocks x (ept 4, 8, 12, 16) x (vec 2, 4), for each of the six variants.
+  ASSERT_EQ(per_variant.size(), 6u);
+  for (const auto& [algo, count] : per_variant) EXPECT_EQ(count, 40) << algo;
+  EXPECT_TRUE(space.violation(space.parse("algo=striped_st_cs,block=256,ept=2,vec=2,pad=0")));
+  EXPECT_TRUE(space.violation(space.parse("algo=striped_ld_cs,block=256,ept=16,vec=1,pad=0")));
+
+  // One look-back launch, like striped.
+  const Problem p = ScanFamily::make_problem(100'000, "int32");
+  const Config config = space.parse("algo=striped_pf,block=256,ept=16,vec=2,pad=0");
+  const auto steps = scan.plan(p, ConfigView(space, config));
+  ASSERT_EQ(steps.size(), 3u);
+  const auto* launch = std::get_if<KernelLaunch>(&steps[2]);
+  ASSERT_TRUE(launch);
+  EXPECT_EQ(launch->kernel, "scan_lookback");
+  EXPECT_EQ(launch->dynamic_shared_bytes, 0u);
+}
+
 TEST(ScanProblems, DefaultsAndValidation) {
   ScanFamily scan;
   const auto defaults = scan.problems({});
