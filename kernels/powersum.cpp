@@ -78,10 +78,11 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
       .axis("ksplit", {1, 8, 32}, "tile map: lanes splitting k for one (i, exponent tile)")
       .axis("jt", {1, 4, 8, 10, 16, 20, 32, 40, kMaxExponentsPerGroup},
             "tile, line, sym and diag maps: exponents per lane group (per warp for line and diag, per block for sym)")
-      .labelled_axis("term", {"pow", "explog", "ladder", "tabexp"},
+      .labelled_axis("term", {"pow", "explog", "ladder", "tabexp", "tabexp32"},
                      "pow(d, a) per term; exp(a log d) with log d shared by jt exponents; where the exponents are "
                      "evenly spaced, d^a0 times (d^step)^jj: two exp per jt exponents; or 2^(a log2 d) through a "
-                     "table of 2^(i/16) and a short polynomial, log2 d shared by jt exponents")
+                     "table of 2^(i/16) (tabexp) or 2^(i/32) (tabexp32, diag maps) and a short polynomial, log2 d "
+                     "shared by jt exponents")
       .require("tree maps use one lane group of one exponent and pow (ksplit = jt = 1, term = pow)",
                [](const ConfigView& c) {
                  return c["map"] >= tile || (c["ksplit"] == 1 && c["jt"] == 1 && c["term"] == pow_term);
@@ -94,12 +95,14 @@ Space PowersumFamily::space(const DeviceLimits& limits) const {
                })
       // Registers: a diag lane holds row and column sums and the exponents, 3 jt doubles (4 in diag2).
       .require(
-          "the diag maps take their powers through the table, a warp's jt <= 16, a block's at most 80 exponents "
-          "(term = tabexp, jt <= 16, block/32 * jt <= 80)",
+          "the diag maps take their powers through a table, a warp's jt <= 16, a block's at most 80 exponents "
+          "(term = tabexp or tabexp32, jt <= 16, block/32 * jt <= 80)",
           [](const ConfigView& c) {
             return c["map"] < diag ||
-                   (c["term"] == tabexp_term && c["jt"] <= 16 && c["block"] / 32 * c["jt"] <= kMaxExponentsPerGroup);
+                   (is_table(c["term"]) && c["jt"] <= 16 && c["block"] / 32 * c["jt"] <= kMaxExponentsPerGroup);
           })
+      .require("tabexp32 in the diag maps only",
+               [](const ConfigView& c) { return c["term"] != tabexp32_term || is_diag(c["map"]); })
       .require("explog, ladder and tabexp share log d between exponents (jt > 1)",
                [](const ConfigView& c) { return c["term"] == pow_term || c["jt"] > 1; })
       .require(
@@ -307,7 +310,8 @@ HostBuffers PowersumFamily::reference(const Problem& p, const HostBuffers& input
 //    tabexp computes 2^(a * 16 log2 d / 16): 16 log2 d is within 3u relative (log, constant,
 //    product), the product with a is exact inside the fmas, so the argument is again off by at most
 //    3u|z|; the table and polynomial are within 3u (test_straight_math measures it), one u more
-//    than exp's ulp, inside the (2 jt_max + 1)u below, which only the ladder's multiplies use. Terms below 2^-1000 come
+//    than exp's ulp, inside the (2 jt_max + 1)u below, which only the ladder's multiplies use; tabexp32 (32 log2 d,
+//    a table of 32 and a shorter polynomial) the same with 4u for the table and polynomial. Terms below 2^-1000 come
 //    out as values below 2^-1000 (the clamp of log2 d): absolute errors under 1e-301, far inside atol. ladder computes
 //    d^a0 (d^step)^jj: (u + 3u a0|L|) + jj (u + 3u step|L|) + jj u for the multiplies (at most jj of them round,
 //    however the template splits them into chains), that is (2 jj + 1)u + 3u a|L|; and the exponents may sit off the

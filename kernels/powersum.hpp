@@ -30,7 +30,9 @@ class PowersumFamily : public Family {
   static constexpr std::int64_t diag_rows(std::int64_t map) { return map == diag2 || map == diag2c ? 2 : 1; }
   // Tiles of a diag map that reach above the diagonal of a window of w points.
   static std::int64_t diag_tiles(std::int64_t map, std::int64_t w);
-  enum Term : std::int64_t { pow_term = 0, explog_term = 1, ladder_term = 2, tabexp_term = 3 };
+  enum Term : std::int64_t { pow_term = 0, explog_term = 1, ladder_term = 2, tabexp_term = 3, tabexp32_term = 4 };
+  // The table terms: tabexp (16 entries) and tabexp32 (32 entries, one FP64 operation fewer a term).
+  static constexpr bool is_table(std::int64_t term) { return term == tabexp_term || term == tabexp32_term; }
 
   // Windows are staged whole in shared memory (the study's windows are a few hundred to a few
   // thousand points): at most 48 KiB, so no opt-in is needed on any supported GPU.

@@ -60,6 +60,8 @@
 //                  of 2^(i/16) and a degree-6 polynomial: 9 FP64 operations per term against
 //                  about 20 for exp, for exponents that are no grid. Terms below 2^-1022 (d = 0
 //                  among them) come out as some value below 2^-1022 (see straight_math.cuh).
+//                  4 tabexp32 (diag maps): the same with a table of 32 entries, 2^(a 32 log2 d / 32),
+//                  and a degree-5 polynomial: one FP64 operation fewer per term, within 4u.
 
 #define BLOCK CUTUNE_BLOCK
 #define FOLD CUTUNE_FOLD
@@ -86,7 +88,7 @@ __device__ __forceinline__ const double* window(const double* __restrict__ x, in
 #endif
 }
 
-#if CUTUNE_TERM == 3
+#if CUTUNE_TERM >= 3
 // The largest of alpha[j0 .. j0 + count), in every lane of the warp: the lanes read a share each
 // and reduce (one lane looping over 80 exponents is a chain of 80 dependent maxima).
 __device__ __forceinline__ double largest_exponent(const double* __restrict__ alpha, int j0, int count) {
@@ -261,7 +263,19 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
 constexpr int diag_tail_tiles = JT <= 16 ? 32 / JT : 2;
 #define DIAG_TILE_ROWS (32 * DIAG_ROWS)
 #define DIAG_WARPS (BLOCK / 32)
-static_assert(CUTUNE_TERM == 3, "the diag maps take their powers through the table (term = tabexp)");
+static_assert(CUTUNE_TERM == 3 || CUTUNE_TERM == 4,
+              "the diag maps take their powers through a table (term = tabexp, tabexp32)");
+// The table of 16 (tabexp: 16 log2 d per pair) or of 32 (tabexp32: 32 log2 d; one FP64 operation
+// fewer per term).
+#if CUTUNE_TERM == 4
+#define DIAG_LOG straight_log32
+#define DIAG_LOG_LIMIT straight_log32_limit
+#define DIAG_POWER_PARTS straight_power32_parts
+#else
+#define DIAG_LOG straight_log16
+#define DIAG_LOG_LIMIT straight_log16_limit
+#define DIAG_POWER_PARTS straight_power_parts
+#endif
 
 #if DIAG_COMBINE
 // A ticket from a counter that goes 0, 1, …, contributors - 1 and back to 0, so the counters are
@@ -287,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
               double* __restrict__ minus, double* __restrict__ plus) {
 #endif
-  // 16 log2 |x_k - x_i| of the tile, [row][column] without padding: at step s lane l reads
+  // 16 log2 |x_k - x_i| (32 log2 for tabexp32) of the tile, [row][column] without padding: at step s lane l reads
   // (l + 32 h, (l + s) % 32), 32 consecutive columns modulo 32, so no two lanes of a half-warp
   // share a bank pair.
   __shared__ double log16[DIAG_TILE_ROWS * DIAG_COLUMNS];
@@ -304,13 +318,13 @@ powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, in
   // The clamp of 16 log2 d that keeps every power of the block's exponents in range.
   const int block_j0 = blockIdx.y * (DIAG_WARPS * JT);
   const int block_count = min(DIAG_WARPS * JT, exponents - block_j0);
-  const double limit = straight_log16_limit(largest_exponent(alpha, block_j0, block_count));
+  const double limit = DIAG_LOG_LIMIT(largest_exponent(alpha, block_j0, block_count));
   // Pairs that do not count (k <= i, k past the window) take the clamp's lowest log: their
   // powers are below 2^-1022 (straight_math.cuh), an absolute error under 1e-307 in the row
   // sums; the column sums past the window are dropped.
   for (int p = t; p < DIAG_TILE_ROWS * DIAG_COLUMNS; p += BLOCK) {
     const int i = i0 + p / DIAG_COLUMNS, k = k0 + p % DIAG_COLUMNS;
-    log16[p] = k > i && k < w ? straight_log16(fabs(x[k] - x[i]), limit) : -limit;
+    log16[p] = k > i && k < w ? DIAG_LOG(fabs(x[k] - x[i]), limit) : -limit;
   }
   __syncthreads();
 
@@ -342,7 +356,7 @@ powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, in
     for (int jj = 0; jj < JT; ++jj)
 #pragma unroll
       for (int h = 0; h < DIAG_ROWS; ++h) {
-        const StraightPowerParts term = straight_power_parts(a[jj], l16[h]);
+        const StraightPowerParts term = DIAG_POWER_PARTS(a[jj], l16[h]);
         row[h][jj] = fma(term.scale, term.poly, row[h][jj]);
         column[jj] = fma(term.scale, term.poly, column[jj]);
       }

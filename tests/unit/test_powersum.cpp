@@ -125,8 +125,11 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
       EXPECT_EQ(c["stage"], 0);
     }
     if (c["map"] >= PowersumFamily::diag) {
-      EXPECT_EQ(c["term"], PowersumFamily::tabexp_term);  // the template's static_assert
+      EXPECT_TRUE(PowersumFamily::is_table(c["term"]));  // the template's static_assert
       EXPECT_LE(c["block"] / 32 * c["jt"], PowersumFamily::kMaxExponentsPerGroup);
+    }
+    if (c["term"] == PowersumFamily::tabexp32_term) {
+      EXPECT_TRUE(PowersumFamily::is_diag(c["map"]));  // the template has it in the diag maps only
     }
     if (c["term"] == PowersumFamily::tabexp_term) {
       EXPECT_TRUE(c["map"] == PowersumFamily::tile || c["map"] == PowersumFamily::sym ||
@@ -142,8 +145,8 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
       EXPECT_LE(c["block"] / 32 * c["jt"], PowersumFamily::kMaxExponentsPerGroup);  // the tolerance's line
     }
   });
-  // Brute force stays minutes (492 configs: 380 before the table's term and the diag maps).
-  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 500u);
+  // Brute force stays minutes (540 configs: 380 before the table terms and the diag maps).
+  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 550u);
 }
 
 TEST(PowersumProblems, DefaultsAndValidation) {
@@ -235,10 +238,10 @@ TEST(PowersumVerify, LadderArithmeticIsWithinTheTolerance) {
   }
 }
 
-// The table's arithmetic (term = tabexp: straight_log16 once per pair, straight_power per term,
-// with the clamp of the exponents' largest) replayed on the host, in the diag map's order: each
-// term added to the row's and the column's sum. It must pass the family's verification on the
-// study's window with random exponents, where it runs, and on the grid.
+// The tables' arithmetic (term = tabexp: straight_log16 once per pair, straight_power per term,
+// with the clamp of the exponents' largest; tabexp32 the same with the table of 32) replayed on the host, in the diag
+// map's order: each term added to the row's and the column's sum. It must pass the family's verification on the study's
+// window with random exponents, where it runs, and on the grid.
 TEST(PowersumVerify, TableArithmeticIsWithinTheTolerance) {
   PowersumFamily family;
   for (const auto alphas : {PowersumFamily::Alphas::random, PowersumFamily::Alphas::grid}) {
@@ -251,20 +254,25 @@ TEST(PowersumVerify, TableArithmeticIsWithinTheTolerance) {
     auto minus = sums.as<double>("minus");
     auto plus = sums.as<double>("plus");
     const std::size_t w = x.size();
-    const double limit = straight_log16_limit(*std::max_element(alpha.begin(), alpha.end()));
-    for (std::size_t j = 0; j < alpha.size(); ++j) {
-      std::vector<double> m(w, 0.0), q(w, 0.0);
-      for (std::size_t i = 0; i < w; ++i)
-        for (std::size_t k = i + 1; k < w; ++k) {
-          const double term = straight_power(alpha[j], straight_log16(std::fabs(x[k] - x[i]), limit));
-          q[i] += term;
-          m[k] += term;
-        }
-      std::copy(m.begin(), m.end(), minus.begin() + static_cast<std::ptrdiff_t>(j * w));
-      std::copy(q.begin(), q.end(), plus.begin() + static_cast<std::ptrdiff_t>(j * w));
+    const double a_max = *std::max_element(alpha.begin(), alpha.end());
+    const double limit16 = straight_log16_limit(a_max), limit32 = straight_log32_limit(a_max);
+    for (const bool table32 : {false, true}) {  // tabexp, tabexp32
+      for (std::size_t j = 0; j < alpha.size(); ++j) {
+        std::vector<double> m(w, 0.0), q(w, 0.0);
+        for (std::size_t i = 0; i < w; ++i)
+          for (std::size_t k = i + 1; k < w; ++k) {
+            const double d = std::fabs(x[k] - x[i]);
+            const double term = table32 ? straight_power32(alpha[j], straight_log32(d, limit32))
+                                        : straight_power(alpha[j], straight_log16(d, limit16));
+            q[i] += term;
+            m[k] += term;
+          }
+        std::copy(m.begin(), m.end(), minus.begin() + static_cast<std::ptrdiff_t>(j * w));
+        std::copy(q.begin(), q.end(), plus.begin() + static_cast<std::ptrdiff_t>(j * w));
+      }
+      const Verdict v = family.compare(p, expected, sums);
+      EXPECT_TRUE(v.ok) << p.key() << (table32 ? " tabexp32: " : " tabexp: ") << v.message;
     }
-    const Verdict v = family.compare(p, expected, sums);
-    EXPECT_TRUE(v.ok) << p.key() << ": " << v.message;
   }
 }
 

@@ -132,4 +132,44 @@ TEST(StraightMath, TablePowersOfDistances) {
   EXPECT_TRUE(std::isfinite(straight_power(3.5, straight_log16(1e300, limit))));
 }
 
+// The table of 32 (tabexp32): 2^(z/32), z = a * l32, within 4u relative (the polynomial's 1.3u,
+// its last step, the entry and the product); and d^a through straight_log32 within 4u + 3u|a ln d|,
+// d = 0 below 2^-1022 and never negative for every exponent down to a_max / 32768, overflow finite.
+TEST(StraightMath, TableOf32PowersAreWithinFourUnitsOfRoundoff) {
+  std::mt19937_64 random(19);
+  std::uniform_real_distribution<double> exponent(0.5, 4.0), log32(-32.0 * 1000 / 4, 32.0 * 250 / 4);
+  double worst = 0;
+  for (int t = 0; t < 600000; ++t) {
+    const double a = exponent(random), l32 = log32(random);
+    const long double want = std::exp2(static_cast<long double>(a) * l32 / 32);
+    worst = std::max(worst, relative_error(straight_power32(a, l32), want));
+  }
+  EXPECT_LE(worst, 4 * kUnitRoundoff);
+  EXPECT_EQ(straight_power32(2.0, 0.0), 1.0);
+  EXPECT_EQ(straight_power32(1.0, 32.0), 2.0);  // 2^(32/32)
+  EXPECT_EQ(straight_power32(2.0, -112.0), 0x1p-7);
+  for (int i = 0; i < 32; ++i)  // the entries: 2^(i/32) correctly rounded
+    EXPECT_LE(relative_error(straight_exp2_thirtyseconds[i], std::exp2(static_cast<long double>(i) / 32)),
+              kUnitRoundoff)  // half an ulp of [1, 2)
+        << i;
+
+  std::uniform_real_distribution<double> distance_exponent(1.5, 3.5), magnitude(-12.0, 4.0);
+  const double limit = straight_log32_limit(3.5);
+  double worst_distance = 0;
+  for (int t = 0; t < 200000; ++t) {
+    const double a = distance_exponent(random), d = std::pow(10.0, magnitude(random));
+    const long double want = std::pow(static_cast<long double>(d), static_cast<long double>(a));
+    const double allowed = 4 * kUnitRoundoff + 3 * kUnitRoundoff * std::fabs(a * std::log(d));
+    worst_distance =
+        std::max(worst_distance, relative_error(straight_power32(a, straight_log32(d, limit)), want) / allowed);
+  }
+  EXPECT_LE(worst_distance, 1.0);
+  for (const double a : {3.5 / 32768, 0.01, 1.5, 3.5}) {
+    const double zero = straight_power32(a, straight_log32(0.0, limit));
+    EXPECT_GE(zero, 0.0) << a;
+    EXPECT_LT(zero, 0x1p-1022) << a;
+  }
+  EXPECT_TRUE(std::isfinite(straight_power32(3.5, straight_log32(1e300, limit))));
+}
+
 }  // namespace
