@@ -380,7 +380,9 @@ scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ st
 // At 2^27 the kernel reads 512 MiB and writes 1 GiB once each; nothing is reused. Each variant
 // changes one thing, so that one brute force compares them with plain striped (algo 3, unchanged):
 //   STRIPED_LOAD   0 plain (the compiler's choice), 1 ld.global.cs (evict-first in L1 and L2),
-//                  2 ld.global.nc.L1::no_allocate.L2::256B (no L1 line, 256-byte DRAM fetches)
+//                  2 ld.global.nc.L1::no_allocate.L2::256B (no L1 line, 256-byte DRAM fetches),
+//                  3 ld.global.nc written out: what the compiler picks for plain striped, but with the
+//                  prefetch's asm taking addresses of the inputs it falls back to ld.global
 //   STRIPED_STORE  0 st.global, 1 st.global.cs (streaming: evict-first), 2 st.global with
 //                  L1::no_allocate and an L2 evict-first cache policy (createpolicy; sm_90's ptxas
 //                  takes .L2::evict_first on a store only for 32-byte vectors)
@@ -405,7 +407,7 @@ scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ st
 #define STRIPED_STORE 0
 #define STRIPED_PREFETCH 0
 #elif CUTUNE_ALGO == 8
-#define STRIPED_LOAD 0
+#define STRIPED_LOAD 3
 #define STRIPED_STORE 0
 #define STRIPED_PREFETCH 1
 #elif CUTUNE_ALGO == 9
@@ -430,6 +432,8 @@ scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ st
 #define LOAD_OP "ld.global.cs"
 #elif STRIPED_LOAD == 2
 #define LOAD_OP "ld.global.nc.L1::no_allocate.L2::256B"
+#elif STRIPED_LOAD == 3
+#define LOAD_OP "ld.global.nc"
 #endif
 
 // One vector of VEC elements (4 to 32 bytes) read with LOAD_OP, in pieces of at most 16 bytes.
