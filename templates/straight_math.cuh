@@ -236,7 +236,6 @@ STRAIGHT_FN double straight_power_add(double acc, double a, double l16) {
 // place of 16368: straight_log32_limit, and n clamped to -32736 on the integer side; d = 0 gives a
 // value below 2^-1022 for every exponent down to a_max / 32768.
 
-#define STRAIGHT_LOG32_2E 46.16624130844683  // 32 / ln 2
 // 2^(i/32), i = 0..31, correctly rounded.
 #define STRAIGHT_EXP2_THIRTYSECONDS                                                                                \
   {                                                                                                                \
@@ -266,13 +265,70 @@ inline double straight_scale_exponent32(double v, int n) {
 }
 #endif
 
+// ---- 32 log2 d through a table (tabexp32's logs): about 16 FP64 operations instead of 33 -------
+//
+// d = 2^e m0, m0 in [1, 2); j = m0's nearest 32nd (0..32), c_j = 1 + j/32 and rc_j = 1/c_j rounded;
+// t = m0 rc_j - 1 (one fma, |t| <= 1/64), and 32 log2 d = 32 e + 32 log2(1/rc_j) + t Q(t), Q(t) =
+// 32 log2(1 + t) / t to degree 7 (Chebyshev fit in 50-digit arithmetic, 0.13u). From j = 16 on the
+// table holds 32 (log2(1/rc_j) - 1) and e counts one more, so that d just below 1 (j = 32, rc =
+// 1/2) is 32 log2(1 + t) alone, as d just above 1 is (j = 0, rc = 1): nothing cancels near 1.
+// Entries: (rc_j, 32 log2(1/rc_j) [- 32]), one 16-byte load. Within 4u relative (measured by
+// tests/unit/test_straight_math.cpp; the worst is where the entry's rounding meets a small result,
+// 32 log2 d near 1); d = 0 gives -inf, subnormals are scaled first as in straight_log.
+#define STRAIGHT_LOG32_ENTRIES \
+  { \
+    1.0, 0.0, 0.9696969696969697, 1.4206118194705086, 0.9411764705882353, 2.7988109200108617, \
+    0.9142857142857143, 4.137056542238928, 0.8888888888888888, 5.437600046153999, 0.8648648648648649, \
+    6.70250770012639, 0.8421052631578947, 7.933680430194738, 0.8205128205128205, 9.132871003591948, 0.8, \
+    10.301699036395593, 0.7804878048780488, 11.441664147778676, 0.7619047619047619, 12.554157528920332, \
+    0.7441860465116279, 13.640472150467135, 0.7272727272727273, 14.70181179639351, 0.7111111111111111, \
+    15.73929908254959, 0.6956521739130435, 16.753982593824414, 0.6808510638297872, 17.746843253684396, \
+    0.6666666666666666, -13.281199976923, 0.6530612244897959, -12.329284988313333, 0.64, -11.396601927208811, \
+    0.6274509803921569, -10.48238905691214, 0.6153846153846154, -9.585929019485054, 0.6037735849056604, \
+    -8.706545453977624, 0.5925925925925926, -7.843599930769004, 0.5818181818181818, -6.996489167210891, \
+    0.5714285714285714, -6.164642494156666, 0.5614035087719298, -5.347519546728264, 0.5517241379310345, \
+    -4.544608155917691, 0.5423728813559322, -3.7554224204210795, 0.5333333333333333, -2.9795009405274064, \
+    0.5245901639344263, -2.2164051979876414, 0.5161290322580645, -1.4657180676199921, 0.5079365079365079, \
+    -0.7270424480026704, 0.5, 0.0 \
+  }
+#if defined(__CUDACC_RTC__) || defined(__CUDA_ARCH__)
+__device__ __align__(16) const double straight_log32_entries[66] = STRAIGHT_LOG32_ENTRIES;
+STRAIGHT_FN double2 straight_log32_entry(int j) {
+  return __ldg(reinterpret_cast<const double2*>(straight_log32_entries) + j);
+}
+#else
+struct StraightLog32Entry {
+  double x, y;
+};
+inline constexpr double straight_log32_entries[66] = STRAIGHT_LOG32_ENTRIES;
+inline StraightLog32Entry straight_log32_entry(int j) {
+  return {straight_log32_entries[2 * j], straight_log32_entries[2 * j + 1]};
+}
+#endif
+
+STRAIGHT_FN double straight_log32_of(double d) {
+  const bool subnormal = d < 2.2250738585072014e-308;
+  const double scaled = subnormal ? d * 18014398509481984.0 : d;  // 2^54
+  const long long bits = straight_bits(scaled);
+  const int j = (static_cast<int>((bits >> 46) & 63) + 1) >> 1;  // m0's top 6 fraction bits, rounded to 5
+  const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1023 - (subnormal ? 54 : 0) + (j >= 16 ? 1 : 0);
+  const double m0 = straight_double((bits & 0x000fffffffffffffLL) | 0x3ff0000000000000LL);  // [1, 2)
+  const auto entry = straight_log32_entry(j);
+  const double t = fma(m0, entry.x, -1.0);
+  const double q_fit[] = {46.16624130844683,   -23.083120654223414, 15.388747102834289, -11.541560327128519,
+                          9.233247879215266,   -7.694373207178822,  6.597683198003284,  -5.773035456433402};
+  const double e32 = straight_double(STRAIGHT_MAGIC_BITS + 32 * e) - STRAIGHT_MAGIC;  // (double)(32 e), no conversion
+  const double result = fma(t, straight_polynomial(t, q_fit), e32 + entry.y);
+  return d > 0 ? result : straight_double(static_cast<long long>(0xfff0000000000000ULL));  // -inf
+}
+
 // The clamp that keeps a * straight_log32(d) in [-2^30, 32736] for every a in (0, a_max].
 STRAIGHT_FN double straight_log32_limit(double a_max) { return 1073741824.0 / a_max; }
 
-// 32 log2 d, clamped to [-limit, limit * 32736 / 2^30] (d = 0 gives -limit). Within 3u relative
-// of the exact value where not clamped.
+// 32 log2 d through the table, clamped to [-limit, limit * 32736 / 2^30] (d = 0 gives -limit).
+// Within 4u relative of the exact value where not clamped.
 STRAIGHT_FN double straight_log32(double d, double limit) {
-  return fmin(fmax(straight_log(d) * STRAIGHT_LOG32_2E, -limit), limit * (32736.0 / 1073741824.0));
+  return fmin(fmax(straight_log32_of(d), -limit), limit * (32736.0 / 1073741824.0));
 }
 
 // 2^(a l32 / 32) as the scaled table entry and the polynomial's value, for |a l32| <= 2^30.
