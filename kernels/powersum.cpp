@@ -311,7 +311,8 @@ HostBuffers PowersumFamily::reference(const Problem& p, const HostBuffers& input
 //    product), the product with a is exact inside the fmas, so the argument is again off by at most
 //    3u|z|; the table and polynomial are within 3u (test_straight_math measures it), one u more
 //    than exp's ulp, inside the (2 jt_max + 1)u below, which only the ladder's multiplies use; tabexp32 (32 log2 d,
-//    a table of 32 and a shorter polynomial) the same with 4u for the table and polynomial. Terms below 2^-1000 come
+//    a table of 32 and a shorter polynomial, the log through a table too) the same with 4u for the table and
+//    polynomial and 4u|z| for the argument (within the 11u a_max|L| below). Terms below 2^-1000 come
 //    out as values below 2^-1000 (the clamp of log2 d): absolute errors under 1e-301, far inside atol. ladder computes
 //    d^a0 (d^step)^jj: (u + 3u a0|L|) + jj (u + 3u step|L|) + jj u for the multiplies (at most jj of them round,
 //    however the template splits them into chains), that is (2 jj + 1)u + 3u a|L|; and the exponents may sit off the
