@@ -143,7 +143,7 @@ const ProblemSchema& ScanFamily::schema() {
 
 std::vector<Problem> ScanFamily::problems(const ProblemRequest& request) const {
   const std::string type = request.type.value_or("int32");
-  // Every power of two from small (launch-bound) to 2^27 (bandwidth-bound, 1.5 GiB moved for
+  // Every power of two from small (launch-bound) to 2^27 (bandwidth-bound, 2 GiB moved for
   // int32), plus a size that is no multiple of any tile. Every power, because the best config
   // changes from one to the next (tile against resident blocks): an application asking for 2^21
   // was answered with 2^20's config, 14 % slower than CUB there on an H100 (issue 19).
