@@ -14,19 +14,17 @@ class ScanFamily : public Family {
  public:
   // lookback and striped run one kernel, scan_lookback, with decoupled look-back; striped lays
   // tiles out warp-striped and stages nothing in shared memory (templates/scan.cu). The algos after
-  // striped are striped with other memory instructions: streaming (.cs) or evict-first stores,
-  // streaming or non-allocating loads, an L2 prefetch of the tile one wave ahead (issue 19).
+  // striped are striped with other memory instructions: streaming loads, non-allocating loads with
+  // 256-byte L2 fetches, or an L2 prefetch of the tile one wave ahead with streaming loads and
+  // stores (issue 19). Configs are stored by label, so these numbers may change when labels go.
   enum Algorithm : std::int64_t {
     blelloch = 0,
     warp = 1,
     lookback = 2,
     striped = 3,
-    striped_st_cs = 4,
-    striped_st_ef = 5,
-    striped_ld_cs = 6,
-    striped_ld_nc = 7,
-    striped_pf = 8,
-    striped_pf_cs = 9
+    striped_ld_cs = 4,
+    striped_ld_nc = 5,
+    striped_pf_cs = 6
   };
   static bool single_pass(std::int64_t algo) { return algo >= lookback; }
   // striped or one of its variants: the warp-striped layout, nothing staged in shared memory.

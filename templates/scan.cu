@@ -13,9 +13,8 @@
 //                 2 lookback: single pass with decoupled look-back (Merrill & Garland)
 //                 3 striped: lookback with warp-striped tiles: coalesced vector loads, no shared-memory
 //                   staging, exclusive offsets stored as aligned int64 pairs (see its kernel)
-//                 4..9 striped with cache hints or an L2 prefetch (see "striped variants" below):
-//                   4 striped_st_cs, 5 striped_st_ef, 6 striped_ld_cs, 7 striped_ld_nc,
-//                   8 striped_pf, 9 striped_pf_cs
+//                 4..6 striped with cache hints or an L2 prefetch (see "striped variants" below):
+//                   4 striped_ld_cs, 5 striped_ld_nc, 6 striped_pf_cs
 //   CUTUNE_BLOCK  threads per block (power of two)
 //   CUTUNE_EPT    elements per thread (consecutive, "blocked" arrangement; striped: EPT / VEC runs of
 //                 VEC consecutive elements, 32 * VEC apart)
@@ -377,40 +376,27 @@ scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ st
 
 // ---- striped variants: the same kernel with other memory instructions (issue 19) ----------------
 //
-// At 2^27 the kernel reads 512 MiB and writes 1 GiB once each; nothing is reused. Each variant
-// changes one thing, so that one brute force compares them with plain striped (algo 3, unchanged):
-//   STRIPED_LOAD   0 plain (the compiler's choice), 1 ld.global.cs (evict-first in L1 and L2),
-//                  2 ld.global.nc.L1::no_allocate.L2::256B (no L1 line, 256-byte DRAM fetches),
-//                  3 ld.global.nc written out: what the compiler picks for plain striped, but with the
-//                  prefetch's asm taking addresses of the inputs it falls back to ld.global
-//   STRIPED_STORE  0 st.global, 1 st.global.cs (streaming: evict-first), 2 st.global with
-//                  L1::no_allocate and an L2 evict-first cache policy (createpolicy; sm_90's ptxas
-//                  takes .L2::evict_first on a store only for 32-byte vectors)
+// At 2^27 the kernel reads 1 GiB and writes 1 GiB once each; nothing is reused. The variants
+// change how memory is moved, against plain striped (algo 3, unchanged):
+//   STRIPED_LOAD   0 plain (the compiler's choice, ld.global.nc), 1 ld.global.cs (evict-first in
+//                  L1 and L2), 2 ld.global.nc.L1::no_allocate.L2::256B (no L1 line, 256-byte DRAM
+//                  fetches)
+//   STRIPED_STORE  0 st.global, 1 st.global.cs (streaming: evict-first)
 //   STRIPED_PREFETCH 1: once its own loads are issued, each block asks L2 for the inputs of the
 //                  tile one wave ahead (tile + SMs * blocks an SM holds), so that DRAM keeps
 //                  reading while the block waits on its look-back and stores (an SM's loads
 //                  otherwise stop from the last load of a tile until the next block's first).
+// Streaming stores alone, L2 evict-first stores, and the prefetch with plain loads and stores were
+// measured too (H100, 2^20 to 2^27, bench/RESULTS.md) and never won a size: removed from the space.
 #if CUTUNE_ALGO == 4
-#define STRIPED_LOAD 0
-#define STRIPED_STORE 1
-#define STRIPED_PREFETCH 0
-#elif CUTUNE_ALGO == 5
-#define STRIPED_LOAD 0
-#define STRIPED_STORE 2
-#define STRIPED_PREFETCH 0
-#elif CUTUNE_ALGO == 6
 #define STRIPED_LOAD 1
 #define STRIPED_STORE 0
 #define STRIPED_PREFETCH 0
-#elif CUTUNE_ALGO == 7
+#elif CUTUNE_ALGO == 5
 #define STRIPED_LOAD 2
 #define STRIPED_STORE 0
 #define STRIPED_PREFETCH 0
-#elif CUTUNE_ALGO == 8
-#define STRIPED_LOAD 3
-#define STRIPED_STORE 0
-#define STRIPED_PREFETCH 1
-#elif CUTUNE_ALGO == 9
+#elif CUTUNE_ALGO == 6
 #define STRIPED_LOAD 1
 #define STRIPED_STORE 1
 #define STRIPED_PREFETCH 1
@@ -422,8 +408,6 @@ scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ st
 
 #if STRIPED_STORE == 1
 #define STORE_OP "st.global.cs"
-#elif STRIPED_STORE == 2
-#define STORE_OP "st.global.L1::no_allocate.L2::cache_hint"
 #else
 #define STORE_OP "st.global"
 #endif
@@ -432,8 +416,6 @@ scan_lookback(const value_t* __restrict__ starts, const value_t* __restrict__ st
 #define LOAD_OP "ld.global.cs"
 #elif STRIPED_LOAD == 2
 #define LOAD_OP "ld.global.nc.L1::no_allocate.L2::256B"
-#elif STRIPED_LOAD == 3
-#define LOAD_OP "ld.global.nc"
 #endif
 
 // One vector of VEC elements (4 to 32 bytes) read with LOAD_OP, in pieces of at most 16 bytes.
@@ -497,20 +479,8 @@ __device__ __forceinline__ len_t length(value_t start, value_t stop) {
   return sizeof(value_t) == 4 ? (len_t)((unsigned int)stop - (unsigned int)start) : (len_t)((sum_t)stop - (sum_t)start);
 }
 
-#if STRIPED_STORE == 2
-__device__ __forceinline__ u64 evict_first_policy() {
-  u64 policy;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-#endif
-
 __device__ __forceinline__ void store_pair(sum_t* at, sum_t first, sum_t second) {
-#if STRIPED_STORE == 2
-  asm volatile(STORE_OP ".v2.s64 [%0], {%1, %2}, %3;" ::"l"(at), "l"(first), "l"(second), "l"(evict_first_policy()));
-#else
   asm volatile(STORE_OP ".v2.s64 [%0], {%1, %2};" ::"l"(at), "l"(first), "l"(second));
-#endif
 }
 
 // This lane's VEC consecutive offsets, at = out + its first element (aligned to VEC * 8 bytes);
@@ -521,10 +491,8 @@ __device__ __forceinline__ void store_run(sum_t* __restrict__ at, const sum_t (&
 #if VEC == 1
 #if STRIPED_STORE == 0
   at[0] = values[0];
-#elif STRIPED_STORE == 1
-  asm volatile(STORE_OP ".s64 [%0], %1;" ::"l"(at), "l"(values[0]));
 #else
-  asm volatile(STORE_OP ".s64 [%0], %1, %2;" ::"l"(at), "l"(values[0]), "l"(evict_first_policy()));
+  asm volatile(STORE_OP ".s64 [%0], %1;" ::"l"(at), "l"(values[0]));
 #endif
 #elif VEC == 2
   store_pair(at, values[0], values[1]);
