@@ -24,12 +24,12 @@ std::string AvgmatvecFamily::summary() const {
 Space AvgmatvecFamily::space(const DeviceLimits& limits) const {
   Space s;
   // Labels are appended, never reordered: a stored config's fuse value keeps its meaning. (Configs
-  // are stored by label; the stream and pipe labels that followed fused were removed, and their
-  // stored configs no longer parse.)
-  s.labelled_axis("fuse", {"split", "fused", "split64x32", "split64k2", "split64k4", "splitpf"},
+  // are stored by label; the stream and pipe labels that followed fused were removed, and so was
+  // splitpf after split64k4: their stored configs no longer parse.)
+  s.labelled_axis("fuse", {"split", "fused", "split64x32", "split64k2", "split64k4"},
                   "averages to memory then a tiled product (64 x 64 tiles; 64 x 32; 64 x 64 with the depth split in "
-                  "2 or 4 blocks, the last to finish adding them; splitpf: 64 x 64; all but split prefetch their "
-                  "slabs of A and the averages into L2); fused: one block per set")
+                  "2 or 4 blocks, the last to finish adding them; all but split prefetch their slabs of A and the "
+                  "averages into L2); fused: one block per set")
       .labelled_axis("reduce", {"warp", "shared"}, "a row of M values: warp shuffles, or a block-wide shared tree")
       .axis("block", {128, 256, 512, 1024}, "threads per block of the averages (avg_rows, or the fused kernel)")
       .axis("ept", {1, 2, 4, 8}, "vector loads in flight per thread")
@@ -99,8 +99,6 @@ AvgmatvecFamily::MatvecShape AvgmatvecFamily::matvec_shape(std::int64_t fuse) {
       return {64, 64, 2};
     case split_64k4:
       return {64, 64, 4};
-    case split_pf:
-      return {64, 64, 1};
     default:
       throw Error(fmt::format("avgmatvec: fuse value {} is not a split variant", fuse));
   }

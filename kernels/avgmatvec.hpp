@@ -12,10 +12,11 @@ namespace cutune {
 class AvgmatvecFamily : public Family {
  public:
   // split64x32, split64k2, split64k4: split with other tiles of the product (see matvec_shape);
-  // they and splitpf (split's tiles) ask L2 for their slabs of A and avg first.
+  // they ask L2 for their slabs of A and avg first.
   // (Stream and pipe variants held values 2 to 6 until they were removed, having lost to split
-  // at every size measured. Configs are stored by label, so theirs no longer parse.)
-  enum Fuse : std::int64_t { split = 0, fused = 1, split_64x32 = 2, split_64k2 = 3, split_64k4 = 4, split_pf = 5 };
+  // at every size measured; splitpf, split's tiles with the prefetch, held 5 and was removed, never
+  // faster than split or split64k2/k4. Configs are stored by label, so theirs no longer parse.)
+  enum Fuse : std::int64_t { split = 0, fused = 1, split_64x32 = 2, split_64k2 = 3, split_64k4 = 4 };
   enum Reduce : std::int64_t { warp = 0, shared = 1 };
   // The fused kernel keeps one set's average (L floats) in shared memory: at most 48 KiB.
   static constexpr std::int64_t kMaxLength = 12288;

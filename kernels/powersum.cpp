@@ -66,12 +66,11 @@ std::int64_t PowersumFamily::diag_tiles(std::int64_t map, std::int64_t w) {
 Space PowersumFamily::space(const DeviceLimits& limits) const {
   Space s;
   s.labelled_axis(
-       "map", {"pair", "exponent", "tile", "sym", "line", "diag", "diag2", "diagc", "diag2c"},
+       "map", {"pair", "exponent", "tile", "sym", "line", "diag", "diag2"},
        "(i, j) to blocks: block per pair, per exponent, lane groups, symmetric tiles of pairs, a block per "
        "(i, line of block/32 * jt exponents) whose warps share each k's ladder start, or symmetric tiles whose "
-       "warps take jt exponents each, lanes owning one row (diag, diagc) or two (diag2, diag2c) and passing the "
-       "column sums along, adding them with atomics into zeroed sums (diag, diag2) or as partials that the last "
-       "warp adds up (diagc, diag2c)")
+       "warps take jt exponents each, lanes owning one row (diag) or two (diag2) and passing the column sums "
+       "along, adding them with atomics into zeroed sums")
       .axis("block", {64, 128, 256, 512}, "threads per block")
       .axis("fold", {1, 8, 32}, "tree maps: fold stops at this stride; thread 0 adds the last 2*fold sums")
       .labelled_axis("stage", {"global", "shared"}, "read the window from global memory or stage it in shared")
@@ -209,17 +208,10 @@ std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) co
               KernelLaunch{"powersum_sym", grid, block, 0, args}};
     }
     case diag:
-    case diag2:
-    case diagc:
-    case diag2c: {
+    case diag2: {
       const std::int64_t exponents_per_block = c["block"] / 32 * c["jt"];
       const Dim3 grid{static_cast<unsigned>(diag_tiles(c["map"], w)),
                       static_cast<unsigned>((a + exponents_per_block - 1) / exponents_per_block)};
-      if (c["map"] == diagc || c["map"] == diag2c) {  // the last warp writes each sum: nothing to zero
-        std::vector<KernelArg> combined = args;
-        for (const char* name : {"row_partials", "column_partials", "tickets"}) combined.push_back(BufferArg{name});
-        return {KernelLaunch{"powersum_diag_combined", grid, block, 0, std::move(combined)}};
-      }
       // As sym: tiles above the diagonal add into both sums, which start from zero.
       return {MemsetStep{"minus", 0, w * a * 8}, MemsetStep{"plus", 0, w * a * 8},
               KernelLaunch{"powersum_diag", grid, block, 0, args}};
@@ -237,17 +229,6 @@ std::vector<Step> PowersumFamily::plan(const Problem& p, const ConfigView& c) co
       return {KernelLaunch{"powersum_tile", grid, block, shared, args}};
     }
   }
-}
-
-std::vector<BufferSpec> PowersumFamily::scratch(const Problem& p, const ConfigView& c) const {
-  if (c["map"] != diagc && c["map"] != diag2c) return {};
-  const std::int64_t w = window_of(p), a = exponents_of(p);
-  const std::int64_t tiles = diag_tiles(c["map"], w), rows = 32 * diag_rows(c["map"]);
-  const std::int64_t strips = (w + rows - 1) / rows, column_tiles = (w + kSymTile - 1) / kSymTile;
-  const std::int64_t groups = (a + c["jt"] - 1) / c["jt"];  // a warp's exponents
-  return {{"row_partials", tiles * a * rows * 8, BufferRole::scratch},
-          {"column_partials", tiles * a * kSymTile * 8, BufferRole::scratch},
-          {"tickets", (strips + column_tiles) * groups * 4, BufferRole::scratch}};
 }
 
 void PowersumFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {

@@ -10,24 +10,12 @@ namespace cutune {
 
 class PowersumFamily : public Family {
  public:
-  // diagc and diag2c: diag and diag2 whose last warp per strip (column tile) adds the tiles' partial sums,
-  // instead of atomics into sums zeroed first.
-  enum Map : std::int64_t {
-    pair = 0,
-    exponent = 1,
-    tile = 2,
-    sym = 3,
-    line = 4,
-    diag = 5,
-    diag2 = 6,
-    diagc = 7,
-    diag2c = 8
-  };
+  enum Map : std::int64_t { pair = 0, exponent = 1, tile = 2, sym = 3, line = 4, diag = 5, diag2 = 6 };
   static constexpr std::int64_t kSymTile = 32;  // the sym and diag maps' tiles of pairs (see the template)
-  // The diag maps: diag, diag2, diagc, diag2c (the map values from diag on).
+  // The diag maps: diag and diag2 (the map values from diag on).
   static constexpr bool is_diag(std::int64_t map) { return map >= diag; }
   // Rows per lane of the diag maps (DIAG_ROWS in the template): their tiles are 32 of them by 32 columns.
-  static constexpr std::int64_t diag_rows(std::int64_t map) { return map == diag2 || map == diag2c ? 2 : 1; }
+  static constexpr std::int64_t diag_rows(std::int64_t map) { return map == diag2 ? 2 : 1; }
   // Tiles of a diag map that reach above the diagonal of a window of w points.
   static std::int64_t diag_tiles(std::int64_t map, std::int64_t w);
   enum Term : std::int64_t { pow_term = 0, explog_term = 1, ladder_term = 2, tabexp_term = 3, tabexp32_term = 4 };
@@ -47,8 +35,6 @@ class PowersumFamily : public Family {
   std::vector<Problem> problems(const ProblemRequest& request) const override;
   std::vector<std::string> problem_definitions(const Problem& problem) const override;
   std::vector<BufferSpec> buffers(const Problem& problem) const override;
-  // diagc and diag2c: the tiles' partial row and column sums and the ticket counters (see the template).
-  std::vector<BufferSpec> scratch(const Problem& problem, const ConfigView& config) const override;
   std::vector<Step> plan(const Problem& problem, const ConfigView& config) const override;
   void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
   HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;

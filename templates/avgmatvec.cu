@@ -16,10 +16,8 @@
 //                    its warps compute the L dot products with rows of A
 //                  2 split64x32, 3 split64k2, 4 split64k4: split with 64 x 32 tiles, or with
 //                    64 x 64 tiles whose depth is split in 2 or 4 parts (blocks), the last part
-//                    of a tile to finish adding them: more blocks where N and L are small
-//                  5 splitpf: split's 64 x 64 tiles with the L2 prefetch of 2 to 4 (see
-//                    prefetch_slab), to tell the prefetch's effect from the shapes'
-//                  (2 to 5 prefetch, 0 does not)
+//                    of a tile to finish adding them: more blocks where N and L are small;
+//                    2 to 4 prefetch their slabs of A and avg into L2 (see prefetch_slab), 0 does not
 //   CUTUNE_REDUCE  how a row of M values is added up: 0 a warp per row, shuffles;
 //                  1 a block per row, shared-memory tree
 //   CUTUNE_BLOCK   threads per block of avg_rows / the fused kernel
@@ -149,10 +147,7 @@ avg_rows(const float* __restrict__ v, int sets, int m, int l, float* __restrict_
 #define MV_PARTS 4
 #define MV_PREFETCH 1
 #else
-#define MV_ROWS 64
-#define MV_SETS 64
-#define MV_PARTS 1
-#define MV_PREFETCH 1
+#error "CUTUNE_FUSE: 0 and 2 to 4 are the split variants"
 #endif
 #define MV_DEPTH 16
 #define MV_THREADS (MV_ROWS * MV_SETS / 16)
@@ -193,7 +188,8 @@ struct TileQuad {
 // Asks L2 for the lines of rows r0 .. r0 + count (of `rows`) between columns k0 and k1, so that
 // the tile steps find them there: a step's loads are issued one step ahead, and a short step
 // (few warps per SM) can end before A's lines come from memory (the averages' pass evicts A).
-// Not for split (CUTUNE_FUSE 0), which stays as first measured; splitpf is split with it.
+// Not for split (CUTUNE_FUSE 0), which stays as first measured. (A splitpf variant, split's
+// tiles with this prefetch, was never faster than split or split64k2/k4 on an H100 and was removed.)
 __device__ __forceinline__ void prefetch_slab(const float* g, int rows, int pitch, int r0, int count, int k0, int k1) {
   if (k1 <= k0) return;
   const int lines = (k1 - k0 + 31) / 32 + 1;  // the 128-byte lines a row's range can touch

@@ -34,12 +34,6 @@
 //                  6 diag2: diag with tiles of 64 rows, a lane owning rows i0 + l and i0 + 32 + l:
 //                    each column sum meets two terms per shuffle, and the atomics are halved, for
 //                    twice the row sums' registers and half as many warps.
-//                  7 diagc, 8 diag2c: diag and diag2 with no atomics and nothing zeroed first:
-//                    each warp stores its tile's row and column sums as partials (scratch), and
-//                    the last warp to finish a strip's rows (or a column tile's columns) for its
-//                    exponents adds their partials in tile order and writes the sums. The plan is
-//                    one launch instead of two memsets and a launch, and the sums come out the same
-//                    every run. See the diag maps' section.
 //   CUTUNE_BLOCK   threads per block (power of two, >= 64)
 //   CUTUNE_FOLD    tree maps: the fold stops at stride FOLD and thread 0 adds the remaining
 //                  2*FOLD partial sums serially (1: a full tree)
@@ -250,19 +244,12 @@ powersum_sym(const double* __restrict__ x, const double* __restrict__ alpha, int
 // ---- diag maps: symmetric tiles, lanes own rows, the column sums travel between lanes -----------
 //
 // diag and diag2 add each tile's sums into plus and minus with double atomics, which the plan
-// zeroes first (two memsets ahead of the launch: at the study's window, a few microseconds of a
-// ~30 us plan). diagc and diag2c store them as partials instead, and per (strip, warp's exponents)
-// and (column tile, warp's exponents) a self-resetting ticket counter names the last contributor,
-// which adds the partials up in tile order and writes the sums: no memset, no atomic add, and the
-// same bits every run. The partials cost 2 x 8 B per pair of tile and exponent through L2, about
-// what the atomics cost; the last warp's sum adds one round trip to L2 at the end.
+// zeroes first. A form with no memset and no atomics (each warp storing its tile's sums as
+// partials, the last contributor by a ticket counter adding them in tile order) was measured
+// and removed: 3-6 us slower than diag at the study's window on an H100 (bench/RESULTS.md).
 
 #define DIAG_COLUMNS 32
-#define DIAG_COMBINE (CUTUNE_MAP >= 7)  // diagc, diag2c: partials and the last warp's sum, no atomics
-#define DIAG_ROWS (DIAG_COMBINE ? CUTUNE_MAP - 6 : CUTUNE_MAP - 4)  // rows per lane: 1 or 2 (diag2, diag2c)
-// diagc, diag2c: tiles' partials loaded together at the end (a constant, not a macro: #pragma
-// unroll does not expand macros).
-constexpr int diag_tail_tiles = JT <= 16 ? 32 / JT : 2;
+#define DIAG_ROWS (CUTUNE_MAP - 4)  // rows per lane: diag 1, diag2 2
 #define DIAG_TILE_ROWS (32 * DIAG_ROWS)
 #define DIAG_WARPS (BLOCK / 32)
 static_assert(CUTUNE_TERM == 3 || CUTUNE_TERM == 4,
@@ -279,30 +266,9 @@ static_assert(CUTUNE_TERM == 3 || CUTUNE_TERM == 4,
 #define DIAG_POWER_PARTS straight_power_parts
 #endif
 
-#if DIAG_COMBINE
-// A ticket from a counter that goes 0, 1, …, contributors - 1 and back to 0, so the counters are
-// ready for the next run when every contributor has taken one. A counter never used before (the
-// evaluator's poison, at least `contributors`) is reset by the first call, which takes another.
-__device__ __forceinline__ unsigned int take_ticket(unsigned int* counter, unsigned int contributors) {
-  unsigned int ticket = atomicInc(counter, contributors - 1);
-  if (ticket >= contributors) ticket = atomicInc(counter, contributors - 1);
-  return ticket;
-}
-
-// The first tile of strip r in blockIdx.x's numbering (strip q holds column_tiles - DIAG_ROWS q tiles).
-__device__ __forceinline__ int first_tile_of_strip(int r, int column_tiles) {
-  return r * column_tiles - DIAG_ROWS * (r * (r - 1) / 2);
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-powersum_diag_combined(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
-                       double* __restrict__ minus, double* __restrict__ plus, double* __restrict__ row_partials,
-                       double* __restrict__ column_partials, unsigned int* __restrict__ tickets) {
-#else
 extern "C" __global__ void __launch_bounds__(BLOCK)
 powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, int w, int exponents,
               double* __restrict__ minus, double* __restrict__ plus) {
-#endif
   // 16 log2 |x_k - x_i| (32 log2 for tabexp32) of the tile, [row][column] without padding: at step s lane l reads
   // (l + 32 h, (l + s) % 32), 32 consecutive columns modulo 32, so no two lanes of a half-warp
   // share a bank pair.
@@ -370,74 +336,6 @@ powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, in
     }
   }
   const int k = k0 + (lane + DIAG_COLUMNS - 1) % DIAG_COLUMNS;
-#if DIAG_COMBINE
-  // Partials: [tile][exponent][row] and [tile][exponent][column], 256 B a warp's store.
-#pragma unroll
-  for (int jj = 0; jj < JT; ++jj) {
-    if (jj >= count) break;
-    const long long slot = (long long)blockIdx.x * exponents + j0 + jj;
-#pragma unroll
-    for (int h = 0; h < DIAG_ROWS; ++h) row_partials[slot * DIAG_TILE_ROWS + 32 * h + lane] = row[h][jj];
-    column_partials[slot * DIAG_COLUMNS + k - k0] = column[jj];
-  }
-  // Every lane's partials are visible device-wide before lane 0's tickets say so.
-  __threadfence();
-  __syncwarp();
-  // A ticket per (strip, warp's exponents) for the row sums and per (column tile, warp's
-  // exponents) for the column sums; the last contributor of each adds them up.
-  const int groups = (exponents + JT - 1) / JT, group = j0 / JT;
-  const int strips = (w + DIAG_TILE_ROWS - 1) / DIAG_TILE_ROWS;
-  const unsigned int row_contributors = column_tiles - DIAG_ROWS * r, column_contributors = bk / DIAG_ROWS + 1;
-  unsigned int last = 0;  // bit 0: this warp adds up the strip's rows; bit 1: the column tile's columns
-  if (lane == 0) {
-    last = (take_ticket(&tickets[r * groups + group], row_contributors) == row_contributors - 1) |
-           (take_ticket(&tickets[(strips + bk) * groups + group], column_contributors) == column_contributors - 1) << 1;
-  }
-  last = __shfl_sync(FULL_MASK, last, 0);
-  if (last == 0) return;
-  __threadfence();  // the other contributors' partials are visible to this warp
-  // In tile order, the same every run; from L2 (__ldcg), where the other SMs' stores are. This is
-  // the kernel's tail: the loads of diag_tail_tiles tiles' partials for all the warp's
-  // exponents go out together (the study's window, JT = 4: 16 tiles a strip, two round trips).
-  if (last & 1) {
-    const double* strip_partials = row_partials + (long long)first_of_strip * exponents * DIAG_TILE_ROWS;
-    double sum[DIAG_ROWS][JT];
-#pragma unroll
-    for (int jj = 0; jj < JT; ++jj)
-#pragma unroll
-      for (int h = 0; h < DIAG_ROWS; ++h) sum[h][jj] = 0;
-#pragma unroll(diag_tail_tiles)
-    for (unsigned int n = 0; n < row_contributors; ++n) {
-      const double* tile_partials = strip_partials + (long long)n * exponents * DIAG_TILE_ROWS + lane;
-#pragma unroll
-      for (int jj = 0; jj < JT; ++jj)
-#pragma unroll
-        for (int h = 0; h < DIAG_ROWS; ++h)
-          if (jj < count) sum[h][jj] += __ldcg(tile_partials + (j0 + jj) * DIAG_TILE_ROWS + 32 * h);
-    }
-#pragma unroll
-    for (int jj = 0; jj < JT; ++jj)
-#pragma unroll
-      for (int h = 0; h < DIAG_ROWS; ++h)
-        if (jj < count && i0 + 32 * h + lane < w) plus[(long long)(j0 + jj) * w + i0 + 32 * h + lane] = sum[h][jj];
-  }
-  if (last & 2) {
-    double sum[JT];
-#pragma unroll
-    for (int jj = 0; jj < JT; ++jj) sum[jj] = 0;
-#pragma unroll(diag_tail_tiles)
-    for (unsigned int q = 0; q < column_contributors; ++q) {
-      const int tile = first_tile_of_strip(q, column_tiles) + bk - DIAG_ROWS * q;
-      const double* tile_partials = column_partials + ((long long)tile * exponents + j0) * DIAG_COLUMNS + lane;
-#pragma unroll
-      for (int jj = 0; jj < JT; ++jj)
-        if (jj < count) sum[jj] += __ldcg(tile_partials + jj * DIAG_COLUMNS);
-    }
-#pragma unroll
-    for (int jj = 0; jj < JT; ++jj)
-      if (jj < count && k0 + lane < w) minus[(long long)(j0 + jj) * w + k0 + lane] = sum[jj];
-  }
-#else
 #pragma unroll
   for (int jj = 0; jj < JT; ++jj) {
     if (jj >= count) break;
@@ -446,7 +344,6 @@ powersum_diag(const double* __restrict__ x, const double* __restrict__ alpha, in
       if (i0 + lane + 32 * h < w) atomicAdd(&plus[(long long)(j0 + jj) * w + i0 + lane + 32 * h], row[h][jj]);
     if (k < w) atomicAdd(&minus[(long long)(j0 + jj) * w + k], column[jj]);
   }
-#endif
 }
 
 #else

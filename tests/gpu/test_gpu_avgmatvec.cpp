@@ -27,14 +27,14 @@ TEST(GpuAvgmatvec, EveryConfigOfTheSpaceVerifies) {
 TEST(GpuAvgmatvec, PlantedWrongVariantIsRejected) {
   TempDb t;
   db::Store store(t.path);
-  // The split variants' matrix product (store_results, shared by all five) gets y[3][5] 1 % too
+  // The split variants' matrix product (store_results, shared by all four) gets y[3][5] 1 % too
   // large.
   EditedFamily wrong(registered_avgmatvec(), "y[(long long)row * sets + set] = acc[i][j];",
                      "y[(long long)row * sets + set] = acc[i][j] * (row == 3 && set == 5 ? 1.01f : 1.0f);");
   const std::int64_t sets = 40;
   const auto rows = tune(wrong, store, quick_session({AvgmatvecFamily::make_problem(sets, 64, 48)}));
   const int rejected = expect_rejected_exactly(rows, {"fuse=split"}, 3 * sets + 5);
-  EXPECT_GT(rejected, 400);  // 5 x 96 on an H100 or H200
+  EXPECT_GT(rejected, 300);  // 4 x 96 on an H100 or H200
 }
 
 TEST(GpuAvgmatvec, PlantedWrongPartSumIsRejected) {
