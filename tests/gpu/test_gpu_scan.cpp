@@ -136,6 +136,25 @@ TEST(GpuScan, StripedFindsTheLowestBadIndexAtTheEdges) {
                                   {{n - 1}, {0, n - 1}, {n - 2, n - 1}, {16383, 16384}});
 }
 
+namespace {
+
+// Tunes every config the restriction leaves on `problems` (at least `at_least` per problem): each
+// is stored, and each verifies against the reference.
+void expect_every_config_verified(const ScanFamily& scan, const std::vector<Problem>& problems,
+                                  const std::string& restriction, std::size_t at_least) {
+  TempDb t;
+  db::Store store(t.path);
+  SessionOptions options = session_options(problems);
+  options.restrictions = {restriction};
+  const auto rows = tune(scan, store, options);
+  EXPECT_EQ(rows.size(),
+            tuning_space(scan, device().limits(), options.restrictions).enumerate().size() * problems.size());
+  EXPECT_GE(rows.size(), at_least * problems.size());
+  expect_all_verified(rows);
+}
+
+}  // namespace
+
 // Every striped config against the reference where tiles end: a single list, sizes one below, at
 // and one above a multiple of every tile, and 64-bit and unsigned elements with aligned offsets
 // (vector loads of 32 bytes; starts 16 bytes into its buffer).
@@ -148,15 +167,7 @@ TEST(GpuScan, StripedVerifiesAtTileBoundariesAndTinySizes) {
                                       ScanFamily::make_problem(49'153, "int32"),
                                       ScanFamily::make_problem(2 * 49'152, "int64"),
                                       ScanFamily::make_problem(49'152, "uint32", 4, 0)};
-  TempDb t;
-  db::Store store(t.path);
-  SessionOptions options = session_options(problems);
-  options.restrictions = {"algo == striped"};
-  const auto rows = tune(scan, store, options);
-  EXPECT_EQ(rows.size(),
-            tuning_space(scan, device().limits(), options.restrictions).enumerate().size() * problems.size());
-  EXPECT_GE(rows.size(), 75u * problems.size());
-  expect_all_verified(rows);
+  expect_every_config_verified(scan, problems, "algo == striped", 75);
 }
 
 // The striped variants (cache hints, the L2 prefetch) against the reference: all of them, at tile
@@ -169,15 +180,7 @@ TEST(GpuScan, StripedVariantsVerify) {
       ScanFamily::make_problem(49'151, "int32"), ScanFamily::make_problem(49'152, "int32"),
       ScanFamily::make_problem(2 * 49'152, "int64"), ScanFamily::make_problem(49'152, "uint32", 4, 0),
       ScanFamily::make_problem((1 << 20) + 3, "int32")};
-  TempDb t;
-  db::Store store(t.path);
-  SessionOptions options = session_options(problems);
-  options.restrictions = {"algo > striped"};
-  const auto rows = tune(scan, store, options);
-  EXPECT_EQ(rows.size(),
-            tuning_space(scan, device().limits(), options.restrictions).enumerate().size() * problems.size());
-  EXPECT_GE(rows.size(), 3u * 40u * problems.size());  // 3 variants x 40 shapes
-  expect_all_verified(rows);
+  expect_every_config_verified(scan, problems, "algo > striped", 3 * 40);  // 3 variants x 40 shapes
 }
 
 // A hinted load that puts a vector's first two elements in each other's place (int32, vec = 4:

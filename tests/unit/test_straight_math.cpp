@@ -79,6 +79,21 @@ double relative_error(double got, long double want) {
 
 constexpr double kUnitRoundoff = 0x1p-53;
 
+// d^a computed by `power` for 200 000 draws of a and d = 10^magnitude: the worst relative error as a
+// fraction of what the tolerance allows, `units` u + `units` u |a ln d| (the table and the argument).
+template <class Power>
+double worst_distance_power_error(std::mt19937_64& random, std::uniform_real_distribution<double>& exponent,
+                                  std::uniform_real_distribution<double>& magnitude, int units, Power power) {
+  double worst = 0;
+  for (int t = 0; t < 200000; ++t) {
+    const double a = exponent(random), d = std::pow(10.0, magnitude(random));
+    const long double want = std::pow(static_cast<long double>(d), static_cast<long double>(a));
+    const double allowed = units * kUnitRoundoff + units * kUnitRoundoff * std::fabs(a * std::log(d));
+    worst = std::max(worst, relative_error(power(a, d), want) / allowed);
+  }
+  return worst;
+}
+
 // The table's power 2^(z/16), z = a * l16, on its own (l16 exact): within 3u relative (the entry,
 // the polynomial's last step and the product each round once), as kernels/powersum.cpp's
 // tolerance counts it. Both the product and the fused add.
@@ -110,13 +125,8 @@ TEST(StraightMath, TablePowersOfDistances) {
   std::mt19937_64 random(17);
   std::uniform_real_distribution<double> exponent(1.5, 3.5), magnitude(-12.0, 4.0);
   const double limit = straight_log16_limit(3.5);
-  double worst = 0;
-  for (int t = 0; t < 200000; ++t) {
-    const double a = exponent(random), d = std::pow(10.0, magnitude(random));
-    const long double want = std::pow(static_cast<long double>(d), static_cast<long double>(a));
-    const double allowed = 3 * kUnitRoundoff + 3 * kUnitRoundoff * std::fabs(a * std::log(d));
-    worst = std::max(worst, relative_error(straight_power(a, straight_log16(d, limit)), want) / allowed);
-  }
+  const double worst = worst_distance_power_error(
+      random, exponent, magnitude, 3, [&](double a, double d) { return straight_power(a, straight_log16(d, limit)); });
   EXPECT_LE(worst, 1.0);
   for (const double a : {3.5 / 65536, 0.01, 1.5, 3.5}) {
     const double zero = straight_power(a, straight_log16(0.0, limit));
@@ -155,14 +165,9 @@ TEST(StraightMath, TableOf32PowersAreWithinFourUnitsOfRoundoff) {
 
   std::uniform_real_distribution<double> distance_exponent(1.5, 3.5), magnitude(-12.0, 4.0);
   const double limit = straight_log32_limit(3.5);
-  double worst_distance = 0;
-  for (int t = 0; t < 200000; ++t) {
-    const double a = distance_exponent(random), d = std::pow(10.0, magnitude(random));
-    const long double want = std::pow(static_cast<long double>(d), static_cast<long double>(a));
-    const double allowed = 4 * kUnitRoundoff + 4 * kUnitRoundoff * std::fabs(a * std::log(d));
-    worst_distance =
-        std::max(worst_distance, relative_error(straight_power32(a, straight_log32(d, limit)), want) / allowed);
-  }
+  const double worst_distance =
+      worst_distance_power_error(random, distance_exponent, magnitude, 4,
+                                 [&](double a, double d) { return straight_power32(a, straight_log32(d, limit)); });
   EXPECT_LE(worst_distance, 1.0);
   for (const double a : {3.5 / 32768, 0.01, 1.5, 3.5}) {
     const double zero = straight_power32(a, straight_log32(0.0, limit));
