@@ -43,12 +43,13 @@ for ((round = 1; round <= rounds; ++round)); do
     done
   done
 done
+mean() { awk '{ for (i = 1; i <= NF; ++i) s += $i; printf "%.3f", s / NF }' <<< "$1"; }
 echo "mean over $rounds round(s):"
 for job in reduce scan; do
-  one=$(echo "${rates[$job,1]}" | awk '{ for (i = 1; i <= NF; ++i) s += $i; printf "%.3f", s / NF }')
+  one=$(mean "${rates[$job,1]}")
   for ((k = 1; k <= gpus; k *= 2)); do
-    echo "${rates[$job,$k]}" | awk -v j="$job" -v k="$k" -v o="$one" \
-      '{ for (i = 1; i <= NF; ++i) s += $i; r = s / NF
-         printf "%-7s %d GPU(s): %7.1f configs/s (runs: %s), %.2f x the one-GPU rate (%.2f of k x it)\n", j, k, r, $0, r / o, r / (o * k) }'
+    awk -v j="$job" -v k="$k" -v r="$(mean "${rates[$job,$k]}")" -v runs="${rates[$job,$k]% }" -v o="$one" \
+      'BEGIN { printf "%-7s %d GPU(s): %7.1f configs/s (runs: %s), %.2f x the one-GPU rate (%.2f of k x it)\n",
+               j, k, r, runs, r / o, r / (o * k) }'
   done
 done
