@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,15 +76,16 @@ TEST(PowersumVerify, AcceptsTheReferenceAndFindsTheFirstMismatch) {
 
   // Different summation orders move the last bits: well within the tolerance.
   HostBuffers reordered = expected;
-  for (double& v : reordered.as<double>("minus")) v *= 1 + 4e-16;
+  for (double& v : reordered.as<double>("sums").first(300 * 7)) v *= 1 + 4e-16;  // the minus sums
   EXPECT_TRUE(family.compare(p, expected, reordered).ok);
 
   HostBuffers wrong = expected;
-  wrong.as<double>("plus")[1234] *= 1 + 1e-11;  // a wrong term in a sum of ~300 is far larger
-  wrong.as<double>("plus")[1900] *= 2;
+  // sums holds the 300 x 7 minus sums and then the plus sums.
+  wrong.as<double>("sums")[2100 + 1234] *= 1 + 1e-11;  // a wrong term in a sum of ~300 is far larger
+  wrong.as<double>("sums")[2100 + 1900] *= 2;
   const Verdict v = family.compare(p, expected, wrong);
   EXPECT_FALSE(v.ok);
-  EXPECT_EQ(v.first_bad_index, 1234);
+  EXPECT_EQ(v.first_bad_index, 2100 + 1234);
   EXPECT_NE(v.message.find("plus[1234]"), std::string::npos) << v.message;
 }
 
@@ -92,13 +94,16 @@ TEST(PowersumVerify, NaNAndUnwrittenNeverPass) {
   const Problem p = PowersumFamily::make_problem(64, 3);
   const HostBuffers expected = family.reference(p, generated_inputs(family, p, 4));
   HostBuffers nan = expected;
-  nan.as<double>("minus")[70] = std::nan("");
+  nan.as<double>("sums")[70] = std::nan("");  // minus[70]
   EXPECT_EQ(family.compare(p, expected, nan).first_bad_index, 70);
   // The last point's plus sum is empty (exactly 0); a poisoned, unwritten one must not pass.
   HostBuffers poisoned = expected;
-  std::memset(&poisoned.as<double>("plus")[63], 0xA5, 8);
-  EXPECT_EQ(expected.as<double>("plus")[63], 0.0);
-  EXPECT_EQ(family.compare(p, expected, poisoned).first_bad_index, 63);
+  // plus[63] follows the 64 x 3 minus sums.
+  std::memset(&poisoned.as<double>("sums")[192 + 63], 0xA5, 8);
+  EXPECT_EQ(expected.as<double>("sums")[192 + 63], 0.0);
+  const Verdict unwritten = family.compare(p, expected, poisoned);
+  EXPECT_EQ(unwritten.first_bad_index, 192 + 63);
+  EXPECT_NE(unwritten.message.find("plus[63]"), std::string::npos) << unwritten.message;
 }
 
 TEST(PowersumVerify, ToleranceIsAboutAThousandUnitsOfRoundoff) {
@@ -128,6 +133,9 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
       EXPECT_TRUE(PowersumFamily::is_table(c["term"]));  // the template's static_assert
       EXPECT_LE(c["block"] / 32 * c["jt"], PowersumFamily::kMaxExponentsPerGroup);
     }
+    if (c["jt"] == 1 && c["term"] != PowersumFamily::pow_term) {
+      EXPECT_TRUE(PowersumFamily::is_diag(c["map"]));  // only they share the logs across warps
+    }
     if (c["jt"] == 2) {
       EXPECT_TRUE(PowersumFamily::is_diag(c["map"]));  // the finer split is the diag maps' only
     }
@@ -148,9 +156,9 @@ TEST(PowersumSpace, RespectsItsConstraintsAndDeviceLimits) {
       EXPECT_LE(c["block"] / 32 * c["jt"], PowersumFamily::kMaxExponentsPerGroup);  // the tolerance's line
     }
   });
-  // Brute force stays minutes (508 configs: 380 before the table terms and the diag maps, 492 before the diag
-  // maps' jt = 2).
-  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 520u);
+  // Brute force stays minutes (524 configs: 380 before the table terms and the diag maps, 492 before the diag
+  // maps' jt = 2, 508 before their jt = 1).
+  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 530u);
 }
 
 TEST(PowersumProblems, DefaultsAndValidation) {
@@ -189,8 +197,8 @@ static HostBuffers ladder_sums(const PowersumFamily& family, const Problem& p, c
   const auto alpha = inputs.as<double>("alpha");
   const std::size_t w = x.size(), a = alpha.size();
   HostBuffers sums = family.reference(p, inputs);
-  auto minus = sums.as<double>("minus");
-  auto plus = sums.as<double>("plus");
+  auto minus = sums.as<double>("sums").first(sums.as<double>("sums").size() / 2);
+  auto plus = sums.as<double>("sums").subspan(minus.size());
   for (std::size_t line0 = 0; line0 < a; line0 += line) {
     const std::size_t line_count = std::min(line, a - line0);
     const double a0 = alpha[line0];
@@ -255,8 +263,8 @@ TEST(PowersumVerify, TableArithmeticIsWithinTheTolerance) {
     HostBuffers sums = family.reference(p, inputs);
     const auto x = inputs.as<double>("x");
     const auto alpha = inputs.as<double>("alpha");
-    auto minus = sums.as<double>("minus");
-    auto plus = sums.as<double>("plus");
+    auto minus = sums.as<double>("sums").first(sums.as<double>("sums").size() / 2);
+    auto plus = sums.as<double>("sums").subspan(minus.size());
     const std::size_t w = x.size();
     const double a_max = *std::max_element(alpha.begin(), alpha.end());
     const double limit16 = straight_log16_limit(a_max), limit32 = straight_log32_limit(a_max);
@@ -324,4 +332,37 @@ TEST(PowersumSpace, RemovedMapsNoLongerParseAndTheOthersKeepTheirValues) {
     EXPECT_EQ(ConfigView(space, config)["map"], value) << label;
     EXPECT_EQ(ConfigView(space, config)["term"], PowersumFamily::tabexp32_term) << label;
   }
+}
+
+// The maps that add into zeroed sums zero both halves of the one output with one memset (a second
+// memset was a second launch in every timed run), and every map writes minus into the first half
+// and plus into the second.
+TEST(PowersumPlan, OneMemsetZeroesBothHalvesAndTheKernelsGetBoth) {
+  PowersumFamily family;
+  const Problem p = PowersumFamily::make_problem(500, 80, PowersumFamily::Alphas::random);
+  const auto buffers = family.buffers(p);
+  ASSERT_EQ(buffers.size(), 3u);
+  EXPECT_EQ(buffers[2].name, "sums");
+  EXPECT_EQ(buffers[2].bytes, 2 * 500 * 80 * 8);
+  const Space space = family.space(DeviceLimits{});
+  std::set<std::int64_t> maps_seen;
+  for (const Config& config : space.enumerate()) {
+    const ConfigView c(space, config);
+    if (!maps_seen.insert(c["map"]).second) continue;  // the first config of each map
+    SCOPED_TRACE(space.key(config));
+    const auto plan = family.plan(p, ConfigView(space, config));
+    const auto& launch = std::get<KernelLaunch>(plan.back());
+    EXPECT_EQ(std::get<BufferArg>(launch.args[4]), (BufferArg{"sums", 0}));
+    EXPECT_EQ(std::get<BufferArg>(launch.args[5]), (BufferArg{"sums", 500 * 80 * 8}));
+    const bool adds = PowersumFamily::is_diag(c["map"]) || c["map"] == PowersumFamily::sym;
+    ASSERT_EQ(plan.size(), adds ? 2u : 1u);
+    if (adds) {
+      const auto& zero = std::get<MemsetStep>(plan[0]);
+      EXPECT_EQ(zero.buffer, "sums");
+      EXPECT_EQ(zero.byte_offset, 0);
+      EXPECT_EQ(zero.bytes, 2 * 500 * 80 * 8);
+      EXPECT_EQ(zero.word, 0u);
+    }
+  }
+  EXPECT_EQ(maps_seen.size(), 7u);
 }
