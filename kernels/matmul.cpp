@@ -79,7 +79,8 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       .axis("pad", {0, 1}, "pad shared rows against bank conflicts")
       .axis("vec", {1, 4}, "widest global load in floats")
       .axis("minblocks", {1, 2}, "register-tiled: blocks per SM promised to the compiler, which caps registers")
-      .axis("bk", {8, 16}, "register-tiled: k depth of a step")
+      // 32 came last (values are stored, and appending keeps the older ones' indices).
+      .axis("bk", {8, 16, 32}, "register-tiled: k depth of a step")
       .axis("splitk", {1, 2, 4}, "register-tiled: k split over this many blocks per tile, added with atomics")
       .labelled_axis("shape", {"square", "wide", "tall"},
                      "warptile: block tile tile x tile, tile x 2 tile or 2 tile x tile (others: square)")
@@ -113,11 +114,19 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
                  return c["algo"] != warptile ||
                         (c["transpose"] ? c["pad"] == 1 && c["swizzle"] == 0 : c["pad"] + c["swizzle"] == 1);
                })
-      // Prunings that keep a brute force of the family at a few minutes. Pipelines 24 to 48
-      // k-steps deep: 3 or 4 stages of 8, 2 or 3 of 16.
-      .require("warptile: 3 or 4 stages with bk 8, 2 or 3 with bk 16",
+      // Prunings that keep a brute force of the family at a few minutes. Pipelines 24 to 64
+      // k-steps deep: 3 or 4 stages of 8, 2 or 3 of 16, 2 of 32.
+      .require("warptile: 3 or 4 stages with bk 8, 2 or 3 with bk 16, 2 with bk 32",
                [](const ConfigView& c) {
-                 return c["algo"] != warptile || (c["bk"] == 8 ? c["stages"] >= 3 : c["stages"] <= 3);
+                 return c["algo"] != warptile ||
+                        (c["bk"] == 8 ? c["stages"] >= 3 : c["stages"] <= (c["bk"] == 16 ? 3 : 2));
+               })
+      // At 4096^3 a step's head (barrier, copies, its first shared reads) drew about half of the
+      // stall samples at bk 8 (Nsight Compute, H200): bk 32 pays it once per 32 k for the
+      // transposed tile, whose copies are one float per k anyway. The regtile kernel takes 8 or 16.
+      .require("bk 32 only for warptile's transposed square tiles",
+               [](const ConfigView& c) {
+                 return c["bk"] != 32 || (c["algo"] == warptile && c["transpose"] == 1 && c["shape"] == square);
                })
       // Padding and swizzling both make every shared read one wavefront: only the main candidate
       // (square tiles, whole k) tries both.

@@ -17,7 +17,7 @@
 //                warp's float4 reads of shared memory are contiguous.
 //   CUTUNE_PAD   pad shared rows against bank conflicts: +1 float for algos 0, 1; +4 floats for
 //                regtile, whose shared rows are read as float4 and must stay 16-byte aligned
-//   CUTUNE_BK    regtile, warptile: k depth of a step (8 or 16): 16 halves the barriers per k and doubles
+//   CUTUNE_BK    regtile, warptile: k depth of a step (8 or 16; 32 for warptile with A transposed): 16 halves the barriers per k and doubles
 //                each thread's loads in flight, for twice the shared memory
 //   CUTUNE_SPLITK regtile, warptile: k is split into this many runs of steps (grid z), whose products are
 //                added into C with atomics after the plan zeroes it: more blocks where m x n
@@ -382,7 +382,7 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 static_assert(RT == 8, "warptile threads compute 8 x 8 register tiles");
 static_assert(WROWS * WCOLS == 32, "a warp is WROWS x WCOLS threads");
 static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles cover the block tile");
-static_assert(A_CHUNKS == 2 || A_CHUNKS == 4, "BK is 8 or 16");
+static_assert(A_CHUNKS == 2 || A_CHUNKS == 4 || (TRANSPOSE && A_CHUNKS == 8), "BK is 8 or 16 (32: transposed A)");
 static_assert(STAGES >= 2, "at least double buffering");
 static_assert(!(CUTUNE_PAD && CUTUNE_SWIZZLE), "padding or swizzling, not both");
 static_assert(!(TRANSPOSE && CUTUNE_SWIZZLE), "the transposed tile is padded");

@@ -148,7 +148,19 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
   EXPECT_LE(
       std::count_if(configs.begin(), configs.end(),
                     [&](const Config& config) { return ConfigView(h100, config)["algo"] == MatmulFamily::warptile; }),
-      150);
+      160);
+  // bk 32: the transposed square warp tiles only (the template's other layouts take 8 or 16), in two stages.
+  std::size_t deep_steps = 0;
+  for (const Config& config : configs) {
+    const ConfigView c(h100, config);
+    if (c["bk"] != 32) continue;
+    ++deep_steps;
+    EXPECT_EQ(c["algo"], MatmulFamily::warptile);
+    EXPECT_EQ(c["transpose"], 1);
+    EXPECT_EQ(c["shape"], MatmulFamily::square);
+    EXPECT_EQ(c["stages"], 2);
+  }
+  EXPECT_EQ(deep_steps, 8u);
   EXPECT_GT(warp_tiles, 0);
   EXPECT_LE(configs.size(), 400u);
 }
