@@ -149,7 +149,7 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
       std::count_if(configs.begin(), configs.end(),
                     [&](const Config& config) { return ConfigView(h100, config)["algo"] == MatmulFamily::warptile; }),
       160);
-  // bk 32: the transposed square warp tiles only (the template's other layouts take 8 or 16), in two stages.
+  // bk 32: the transposed square warp tiles only (the template's other layouts take 8 or 16), in 2 or 3 stages.
   std::size_t deep_steps = 0;
   for (const Config& config : configs) {
     const ConfigView c(h100, config);
@@ -158,9 +158,9 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
     EXPECT_EQ(c["algo"], MatmulFamily::warptile);
     EXPECT_EQ(c["transpose"], 1);
     EXPECT_EQ(c["shape"], MatmulFamily::square);
-    EXPECT_EQ(c["stages"], 2);
+    EXPECT_LE(c["stages"], 3);
   }
-  EXPECT_EQ(deep_steps, 8u);
+  EXPECT_EQ(deep_steps, 16u);
   EXPECT_GT(warp_tiles, 0);
   EXPECT_LE(configs.size(), 400u);
 }
