@@ -258,8 +258,7 @@ SessionResult Session::run() {
   std::vector<std::unique_ptr<EvaluationWorker>> workers;  // one per GPU (a GPU named twice gets two)
   std::vector<Lane*> lanes;
   for (const Device* d : devices_) {
-    workers.push_back(
-        std::make_unique<EvaluationWorker>(d->ordinal(), family_, options_.measure, d->fingerprint().uuid));
+    workers.push_back(std::make_unique<EvaluationWorker>(d->ordinal(), family_, options_.measure));
     workers.back()->launch();
     lanes.push_back(workers.back().get());
   }

@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -114,26 +113,12 @@ std::string worker_executable() {
 
 // ---- parent side ---------------------------------------------------------------------------------
 
-EvaluationWorker::EvaluationWorker(int device_ordinal, const Family& family, MeasureOptions options,
-                                   std::string device_uuid)
-    : device_ordinal_(device_ordinal), device_uuid_(std::move(device_uuid)), family_(family), options_(options) {}
-
-WorkerCommand worker_command(const std::string& executable, int device_ordinal, const std::string& device_uuid,
-                             const std::vector<std::string>& environment) {
-  const bool sees_all =
-      std::find(environment.begin(), environment.end(), "CUTUNE_WORKER_SEES_ALL_GPUS=1") != environment.end();
-  if (sees_all || !device_uuid.starts_with("GPU-"))
-    return {{executable, "--device", std::to_string(device_ordinal)}, environment};
-  WorkerCommand command{{executable, "--device", "0"}, {}};
-  for (const std::string& entry : environment)
-    if (!entry.starts_with("CUDA_VISIBLE_DEVICES=")) command.environment.push_back(entry);
-  command.environment.push_back("CUDA_VISIBLE_DEVICES=" + device_uuid);
-  return command;
-}
+EvaluationWorker::EvaluationWorker(int device_ordinal, const Family& family, MeasureOptions options)
+    : device_ordinal_(device_ordinal), family_(family), options_(options) {}
 
 EvaluationWorker::~EvaluationWorker() { stop(false); }
 
-SpawnedProcess spawn_with_pipes(const std::vector<std::string>& args, const std::vector<std::string>& environment) {
+SpawnedProcess spawn_with_pipes(const std::vector<std::string>& args) {
   int to_child[2], from_child[2];
   if (pipe2(to_child, O_CLOEXEC) != 0)
     throw Error(std::string("cannot create pipes for ") + args.at(0) + ": " + std::strerror(errno));
@@ -149,12 +134,8 @@ SpawnedProcess spawn_with_pipes(const std::vector<std::string>& args, const std:
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
   SpawnedProcess p;
-  const int rc = posix_spawn(&p.pid, args.at(0).c_str(), &actions, nullptr, argv.data(),
-                             environment.empty() ? environ : envp.data());
+  const int rc = posix_spawn(&p.pid, args.at(0).c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(to_child[0]);
   close(from_child[1]);
@@ -171,10 +152,7 @@ SpawnedProcess spawn_with_pipes(const std::vector<std::string>& args, const std:
 }
 
 void EvaluationWorker::start() {
-  std::vector<std::string> ours;
-  for (char** e = environ; *e; ++e) ours.emplace_back(*e);
-  const WorkerCommand command = worker_command(worker_executable(), device_ordinal_, device_uuid_, ours);
-  const SpawnedProcess p = spawn_with_pipes(command.args, command.environment);
+  const SpawnedProcess p = spawn_with_pipes({worker_executable(), "--device", std::to_string(device_ordinal_)});
   pid_ = p.pid;
   to_worker_ = p.to_child;
   from_worker_ = p.from_child;

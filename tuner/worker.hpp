@@ -24,8 +24,7 @@ namespace cutune {
 // Parent side.
 class EvaluationWorker : public Lane {
  public:
-  // device_uuid (GPU-…), when known, makes the worker see that GPU alone (see worker_command).
-  EvaluationWorker(int device_ordinal, const Family& family, MeasureOptions options, std::string device_uuid = {});
+  EvaluationWorker(int device_ordinal, const Family& family, MeasureOptions options);
   ~EvaluationWorker() override;
   EvaluationWorker(const EvaluationWorker&) = delete;  // owns a child process and its pipes
   EvaluationWorker& operator=(const EvaluationWorker&) = delete;
@@ -62,7 +61,6 @@ class EvaluationWorker : public Lane {
   nlohmann::json problem_message(const char* op, const Problem& problem, std::uint64_t seed) const;
 
   int device_ordinal_;
-  std::string device_uuid_;
   const Family& family_;
   MeasureOptions options_;
   std::optional<Problem> problem_;
@@ -90,20 +88,7 @@ struct SpawnedProcess {
   pid_t pid = -1;
   int to_child = -1, from_child = -1;
 };
-// environment: NAME=VALUE entries for the child; empty: ours.
-SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv, const std::vector<std::string>& environment = {});
-
-// How a GPU worker for one device is started: its arguments and environment. Given the GPU's uuid
-// (GPU-…), the worker sees that GPU alone (CUDA_VISIBLE_DEVICES=uuid, --device 0), so that its
-// cuInit sets up one device rather than every GPU of the host, which the workers of a multi-GPU run
-// would otherwise all do at once. Without a uuid, a MIG instance's, or with
-// CUTUNE_WORKER_SEES_ALL_GPUS=1 in `environment`, it sees every GPU and takes the ordinal.
-struct WorkerCommand {
-  std::vector<std::string> args;
-  std::vector<std::string> environment;
-};
-WorkerCommand worker_command(const std::string& executable, int device_ordinal, const std::string& device_uuid,
-                             const std::vector<std::string>& environment);
+SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv);
 
 // Frame I/O, shared by both sides. read_frame returns nullopt on a clean end of stream.
 void write_frame(int fd, const nlohmann::json& message);

@@ -181,28 +181,3 @@ TEST(EvaluationWorker, AWorkerWithoutADeviceSaysWhy) {
         << message;
   }
 }
-
-// A worker given its GPU's uuid sees that GPU alone, as device 0; our other variables go along,
-// and an inherited CUDA_VISIBLE_DEVICES is replaced, not doubled.
-TEST(WorkerCommand, AGpuWithAUuidIsTheWorkersOnlyDevice) {
-  const std::vector<std::string> ours{"PATH=/usr/bin", "CUDA_VISIBLE_DEVICES=2,3", "HOME=/root"};
-  const WorkerCommand alone = worker_command("/bin/cutune-worker", 3, "GPU-b7893f79-98e6-9c95-c9a0-a9bda01842d5", ours);
-  EXPECT_EQ(alone.args, (std::vector<std::string>{"/bin/cutune-worker", "--device", "0"}));
-  EXPECT_EQ(alone.environment,
-            (std::vector<std::string>{"PATH=/usr/bin", "HOME=/root",
-                                      "CUDA_VISIBLE_DEVICES=GPU-b7893f79-98e6-9c95-c9a0-a9bda01842d5"}));
-}
-
-// Without a uuid (or a MIG instance's), or when told so, the worker sees what we see and takes the ordinal.
-TEST(WorkerCommand, WithoutAGpuUuidOrWhenToldTheWorkerSeesEveryGpu) {
-  const std::vector<std::string> ours{"PATH=/usr/bin"};
-  for (const std::string uuid : {"", "MIG-4f1e2a7c-0000-0000-0000-000000000000"}) {
-    const WorkerCommand command = worker_command("w", 3, uuid, ours);
-    EXPECT_EQ(command.args, (std::vector<std::string>{"w", "--device", "3"})) << uuid;
-    EXPECT_EQ(command.environment, ours) << uuid;
-  }
-  const std::vector<std::string> told{"PATH=/usr/bin", "CUTUNE_WORKER_SEES_ALL_GPUS=1"};
-  const WorkerCommand command = worker_command("w", 1, "GPU-b7893f79-98e6-9c95-c9a0-a9bda01842d5", told);
-  EXPECT_EQ(command.args, (std::vector<std::string>{"w", "--device", "1"}));
-  EXPECT_EQ(command.environment, told);
-}
