@@ -75,9 +75,7 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
   s.labelled_axis("algo", {"a_shared", "ab_shared", "regtile", "warptile"},
                   "guide tiles of A, of A and B, register-tiled, or warp-tiled with a cp.async pipeline")
       .axis("tile", {16, 32, 64, 128}, "block tile edge (warptile: the shorter edge)")
-      // 16 came last (values are stored, and appending keeps the older ones' indices).
-      .axis("ept", {1, 2, 4, 8, 16},
-            "register tile edge: each thread computes ept x ept elements (16: warptile's 16 x 8, A transposed)")
+      .axis("ept", {1, 2, 4, 8}, "register tile edge: each thread computes ept x ept elements")
       .axis("pad", {0, 1}, "pad shared rows against bank conflicts")
       .axis("vec", {1, 4}, "widest global load in floats")
       .axis("minblocks", {1, 2}, "register-tiled: blocks per SM promised to the compiler, which caps registers")
@@ -99,21 +97,10 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       .require("guide kernels use 16, 32 or 64 tiles",
                [](const ConfigView& c) { return register_tiled(c) || c["tile"] <= 64; })
       .require("regtile uses 64 or 128 tiles and 4 x 4 or 8 x 8 register tiles",
+               [](const ConfigView& c) { return c["algo"] != regtile || (c["tile"] >= 64 && c["ept"] >= 4); })
+      .require("warptile uses 128 tiles, 8 x 8 register tiles and 16-byte copies (vec 4)",
                [](const ConfigView& c) {
-                 return c["algo"] != regtile || (c["tile"] >= 64 && (c["ept"] == 4 || c["ept"] == 8));
-               })
-      .require("warptile uses 128 tiles, 8 x 8 or 16 x 8 register tiles and 16-byte copies (vec 4)",
-               [](const ConfigView& c) {
-                 return c["algo"] != warptile || (c["tile"] == 128 && c["ept"] >= 8 && c["vec"] == 4);
-               })
-      // 16 x 8 a thread: 128-thread blocks of about 200 registers, two an SM, reading 24 floats of
-      // shared memory per 128 multiply-adds instead of 16 per 64 (the shared pipe was two thirds
-      // busy at 4096^3 with 8 x 8, Nsight Compute on an H200). A's tile transposed, square block
-      // tiles, and steps of 16 or 32 k (the step's copies are shared by half as many threads).
-      .require("ept 16: warptile's transposed square tiles with bk 16 or 32",
-               [](const ConfigView& c) {
-                 return c["ept"] != 16 ||
-                        (c["algo"] == warptile && c["transpose"] == 1 && c["shape"] == square && c["bk"] >= 16);
+                 return c["algo"] != warptile || (c["tile"] == 128 && c["ept"] == 8 && c["vec"] == 4);
                })
       .require(
           "shape, warp_rows, stages, swizzle, raster and transpose are warptile's (the others take the first "

@@ -2,7 +2,6 @@
 // The matmul family: fp32 C = A B, the CUDA best-practices guide's tiled kernels, a
 // register-tiled, double-buffered one and a warp-tiled one fed by a multi-stage cp.async pipeline
 // (see templates/matmul.cu).
-#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -40,9 +39,8 @@ class MatmulFamily : public Family {
   // Block tile rows and columns (every algo but warptile takes the square shape).
   static std::int64_t tile_rows(std::int64_t tile, std::int64_t shape) { return shape == tall ? 2 * tile : tile; }
   static std::int64_t tile_columns(std::int64_t tile, std::int64_t shape) { return shape == wide ? 2 * tile : tile; }
-  // A thread computes ept x ept, or ept x 8 past 8 (warptile's 16 x 8).
   static std::int64_t threads(std::int64_t tile, std::int64_t ept, std::int64_t shape) {
-    return (tile_rows(tile, shape) / ept) * (tile_columns(tile, shape) / std::min<std::int64_t>(ept, 8));
+    return (tile_rows(tile, shape) / ept) * (tile_columns(tile, shape) / ept);
   }
   // Floats of one tile that each thread fetches (the widest useful vector load).
   static std::int64_t fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept, std::int64_t bk);

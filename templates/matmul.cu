@@ -38,10 +38,7 @@
 // warptile's block tile is BM x BN (CUTUNE_SHAPE 0: TILE x TILE, 1: TILE x 2 TILE, 2: 2 TILE x TILE)
 #define BM (CUTUNE_SHAPE == 2 ? 2 * TILE : TILE)
 #define BN (CUTUNE_SHAPE == 1 ? 2 * TILE : TILE)
-// A warptile thread computes RM x RN: ept x 8 (ept 8, or 16 with A transposed).
-#define RM RT
-#define RN 8
-#define THREADS ((BM / RM) * (BN / RN))
+#define THREADS ((BM / RT) * (BN / RT))
 #else
 #define THREADS (TX * TX)
 #endif
@@ -341,9 +338,8 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 // A BM x BN block tile, BK deep per step, in STAGES shared buffers that cp.async fills (global to
 // shared without passing through registers) STAGES - 1 steps ahead of the step computed, so one
 // barrier per step and no register staging. Each warp owns a WM x WN sub-tile of the block tile:
-// WROWS x WCOLS threads (32 in all), each with an RM x 8 register tile (RM = ept: 8, or 16 with A
-// transposed, which halves the shared reads per multiply-add for 128-thread blocks of ~200
-// registers): its rows as below and two runs of 4 columns, tx * 4 and tx * 4 + WCOLS * 4.
+// WROWS x WCOLS threads (32 in all), each with an 8 x 8 register tile: warp-tile rows
+// ty + i * WROWS (i < 8) and two runs of 4 columns, tx * 4 and tx * 4 + WCOLS * 4.
 //
 // A's tile is stored in shared memory one of two ways (CUTUNE_TRANSPOSE):
 //  0: row-major, copied 16 bytes at a time. A thread reads 4 k-steps of one of its rows as one
@@ -352,7 +348,7 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 //     XOR-swizzling its float4 columns by the row (SWIZZLE) puts those in distinct banks.
 //  1: transposed (k-major, BM + 4 floats a row), copied 4 bytes at a time (cp.async copies, it
 //     cannot transpose a 16-byte run): a thread reads 4 consecutive rows at one k-step as a float4,
-//     as regtile does; its rows are RM / 4 runs of 4, ty * 4 + r * WROWS * 4. Fewer registers
+//     as regtile does; its rows are two runs of 4, ty * 4 and ty * 4 + WROWS * 4. Fewer registers
 //     (8 of A live per k-step instead of 32) for 4 times the copy instructions of A.
 // Either way every shared read is one wavefront. B is row-major BN wide: a warp reads WCOLS
 // consecutive float4s of a k row, each broadcast to its WROWS thread rows.
@@ -369,8 +365,8 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 #define STAGES CUTUNE_STAGES
 #define WROWS CUTUNE_WARP_ROWS
 #define WCOLS (32 / WROWS)
-#define WM (WROWS * RM)
-#define WN (WCOLS * RN)
+#define WM (WROWS * RT)
+#define WN (WCOLS * RT)
 #define WARPS_N (BN / WN)
 #define A_CHUNKS (BK / 4)                      // float4 columns of a shared row of A
 #define TRANSPOSE CUTUNE_TRANSPOSE
@@ -383,7 +379,7 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 #endif
 #define B_STAGE (BK * BN)
 
-static_assert(RM == 8 || (RM == 16 && TRANSPOSE), "warptile threads compute 8 x 8 (or, A transposed, 16 x 8) register tiles");
+static_assert(RT == 8, "warptile threads compute 8 x 8 register tiles");
 static_assert(WROWS * WCOLS == 32, "a warp is WROWS x WCOLS threads");
 static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles cover the block tile");
 static_assert(A_CHUNKS == 2 || A_CHUNKS == 4 || (TRANSPOSE && A_CHUNKS == 8), "BK is 8 or 16 (32: transposed A)");
@@ -471,7 +467,7 @@ struct StepCopier {
   static constexpr int A_COPIES = BM * A_PER_ROW, B_COPIES = BK * B_PER_ROW;
   static constexpr int A_ROWS_APART = THREADS / A_PER_ROW, B_ROWS_APART = THREADS / B_PER_ROW;
   static_assert(THREADS % A_PER_ROW == 0 && THREADS % B_PER_ROW == 0, "a thread's copies share a column");
-  static_assert(TRANSPOSE || A_ROWS_APART % 8 == 0, "a thread's copies of A share a swizzle");
+  static_assert(A_ROWS_APART % 8 == 0, "a thread's copies of A share a swizzle");
 
   const float* __restrict__ A;
   const float* __restrict__ B;
@@ -564,7 +560,7 @@ struct StepCopier {
 template <bool CHECKED, bool VEC>
 __device__ __forceinline__ void warptile_steps(const StepCopier<VEC>& copier, const StepRange& range,
                                                const float* As, const float* Bs, int first_row, int first_col,
-                                               float (&acc)[RM][RN]) {
+                                               float (&acc)[RT][RT]) {
   // Every thread commits one group per step, empty or not, so that "all but the newest
   // STAGES - 2 groups are done" always means "step t has landed".
 #pragma unroll
@@ -587,26 +583,23 @@ __device__ __forceinline__ void warptile_steps(const StepCopier<VEC>& copier, co
     for (int kk = 0; kk < BK; ++kk) {
       const float* a_row = a + kk * A_STRIDE + first_row;
       const float* b_row = b + kk * BN + first_col;
-      float av[RM];  // the thread's rows: RM / 4 runs of 4, WROWS * 4 apart
-#pragma unroll
-      for (int r = 0; r < RM / 4; ++r) {
-        const float4 a4 = *reinterpret_cast<const float4*>(a_row + r * WROWS * 4);
-        av[4 * r] = a4.x, av[4 * r + 1] = a4.y, av[4 * r + 2] = a4.z, av[4 * r + 3] = a4.w;
-      }
+      const float4 a0 = *reinterpret_cast<const float4*>(a_row);
+      const float4 a1 = *reinterpret_cast<const float4*>(a_row + WROWS * 4);
       const float4 b0 = *reinterpret_cast<const float4*>(b_row);
       const float4 b1 = *reinterpret_cast<const float4*>(b_row + WCOLS * 4);
-      const float bv[RN] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+      const float av[RT] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float bv[RT] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
-      for (int i = 0; i < RM; ++i)
+      for (int i = 0; i < RT; ++i)
 #pragma unroll
-        for (int j = 0; j < RN; ++j) acc[i][j] += av[i] * bv[j];
+        for (int j = 0; j < RT; ++j) acc[i][j] += av[i] * bv[j];
     }
 #else
 #pragma unroll
     for (int kc = 0; kc < A_CHUNKS; ++kc) {
-      float4 a4[RM];  // k-steps 4 kc .. 4 kc + 3 of each of the thread's rows
+      float4 a4[RT];  // k-steps 4 kc .. 4 kc + 3 of each of the thread's rows
 #pragma unroll
-      for (int i = 0; i < RM; ++i) {
+      for (int i = 0; i < RT; ++i) {
         const int r = first_row + i * WROWS;
         a4[i] = *reinterpret_cast<const float4*>(a + r * A_STRIDE + a_chunk(r, kc) * 4);
       }
@@ -615,12 +608,12 @@ __device__ __forceinline__ void warptile_steps(const StepCopier<VEC>& copier, co
         const float* b_row = b + (kc * 4 + q) * BN + first_col;
         const float4 b0 = *reinterpret_cast<const float4*>(b_row);
         const float4 b1 = *reinterpret_cast<const float4*>(b_row + WCOLS * 4);
-        const float bv[RN] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+        const float bv[RT] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
-        for (int i = 0; i < RM; ++i) {
+        for (int i = 0; i < RT; ++i) {
           const float av = lane(a4[i], q);
 #pragma unroll
-          for (int j = 0; j < RN; ++j) acc[i][j] += av * bv[j];
+          for (int j = 0; j < RT; ++j) acc[i][j] += av * bv[j];
         }
       }
     }
@@ -659,11 +652,11 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
 #endif
   const int first_col = (warp % WARPS_N) * WN + tx * 4;  // its columns: first_col + g * WCOLS * 4 + 0..3
 
-  float acc[RM][RN];
+  float acc[RT][RT];
 #pragma unroll
-  for (int i = 0; i < RM; ++i)
+  for (int i = 0; i < RT; ++i)
 #pragma unroll
-    for (int j = 0; j < RN; ++j) acc[i][j] = 0.0f;
+    for (int j = 0; j < RT; ++j) acc[i][j] = 0.0f;
 
   const StepRange range(k);
   if (range.begin >= range.end) return;  // uniform per block, before any barrier
@@ -678,7 +671,7 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
 
   const bool vector_store = n % 4 == 0;
 #pragma unroll
-  for (int i = 0; i < RM; ++i) {
+  for (int i = 0; i < RT; ++i) {
 #if TRANSPOSE
     const int row = row0 + first_row + (i / 4) * WROWS * 4 + i % 4;
 #else
