@@ -70,7 +70,7 @@ std::optional<Config> UnitEncoding::nearest_valid(const std::vector<double>& poi
   for (std::size_t d = 0; d < coordinate_axes_.size(); ++d) {
     const std::size_t axis = coordinate_axes_[d];
     const double top = static_cast<double>(axes[axis].values.size() - 1);
-    target[axis] = std::clamp(d < point.size() && std::isfinite(point[d]) ? point[d] : 0.5, 0.0, 1.0) * top;
+    target[axis] = coordinate(point, d) * top;
     rounded[axis] = static_cast<std::size_t>(std::lround(target[axis]));
   }
   auto distance = [&](const Positions& p) {
@@ -106,6 +106,25 @@ std::optional<Config> UnitEncoding::nearest_valid(const std::vector<double>& poi
     }
   }
   return std::nullopt;
+}
+
+double UnitEncoding::coordinate(const std::vector<double>& point, std::size_t d) {
+  return std::clamp(d < point.size() && std::isfinite(point[d]) ? point[d] : 0.5, 0.0, 1.0);
+}
+
+std::optional<Config> UnitEncoding::nearest_of(const std::vector<double>& point, const std::vector<Config>& valid,
+                                               const std::vector<std::vector<double>>& points) const {
+  std::optional<std::size_t> best;
+  double best_distance = 0;
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    double sum = 0;
+    for (std::size_t d = 0; d < coordinate_axes_.size(); ++d) {
+      const double delta = points[i][d] - coordinate(point, d);
+      sum += delta * delta;
+    }
+    if (!best || sum < best_distance) best = i, best_distance = sum;
+  }
+  return best ? std::optional<Config>(valid[*best]) : std::nullopt;
 }
 
 }  // namespace cutune

@@ -183,7 +183,8 @@ std::vector<Config> Space::enumerate() const {
   return valid_configs;
 }
 
-std::optional<Config> Space::sample(std::mt19937_64& rng) const {
+std::optional<Config> Space::sample(std::mt19937_64& rng, bool* rare) const {
+  if (rare) *rare = false;
   if (axes_.empty()) return valid(Config{}) ? std::optional<Config>(Config{}) : std::nullopt;
   const auto checks = checks_by_axis();
   Config config{std::vector<std::int64_t>(axes_.size())};
@@ -199,6 +200,7 @@ std::optional<Config> Space::sample(std::mt19937_64& rng) const {
     }
     if (axis == axes_.size()) return config;
   }
+  if (rare) *rare = true;
   return depth_first_sample(rng);
 }
 

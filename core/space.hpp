@@ -95,8 +95,9 @@ class Space {
   // A valid config drawn uniformly (rejection sampling, pruned early like enumerate) without
   // listing the space; in a space where valid configs are too rare for that, a randomised
   // depth-first search, which finds one whenever one exists but is not uniform. nullopt: the
-  // space is empty.
-  std::optional<Config> sample(std::mt19937_64& rng) const;
+  // space is empty. *rare, when given, says whether it came to the depth-first search: then every
+  // draw costs the 10 000 failed attempts first, and listing the space once is the cheaper way.
+  std::optional<Config> sample(std::mt19937_64& rng, bool* rare = nullptr) const;
 
   // Canonical "algo=warp,block=256,…" (axis order) and its JSON object form.
   std::string key(const Config& config) const;

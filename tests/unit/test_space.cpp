@@ -280,9 +280,16 @@ TEST(SpaceSample, FindsRareConfigsAndReportsAnEmptySpace) {
     previous = name;
   }
   std::mt19937_64 rng(3);
-  const auto config = rare.sample(rng);
+  bool came_to_search = false;
+  const auto config = rare.sample(rng, &came_to_search);
   ASSERT_TRUE(config);
   EXPECT_TRUE(rare.valid(*config));
+  EXPECT_TRUE(came_to_search);  // callers that draw often list such a space instead
+
+  Space common;
+  common.axis("x", {0, 1, 2, 3}).axis("y", {0, 1, 2, 3}).require("x != y");
+  ASSERT_TRUE(common.sample(rng, &came_to_search));
+  EXPECT_FALSE(came_to_search);
 
   Space empty;
   empty.axis("x", {1, 2, 3}).require("x > 3");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "core/error.hpp"
 
@@ -28,6 +29,11 @@ NloptSearch::NloptSearch(const Space& space, std::uint64_t seed, nlopt::algorith
       name_(std::move(name)),
       seed_(seed),
       optimiser_([this] { run_optimiser(); }) {}
+
+void NloptSearch::list_the_space() {
+  listed_ = state_.space().enumerate();
+  for (const Config& c : *listed_) listed_points_.push_back(encoding_.point_of(c));
+}
 
 NloptSearch::~NloptSearch() {
   {
@@ -85,7 +91,14 @@ double NloptSearch::scaled(double fitness) {
 }
 
 double NloptSearch::objective(const std::vector<double>& point) {
-  std::optional<Config> config = encoding_.nearest_valid(point);
+  std::optional<Config> config =
+      listed_ ? encoding_.nearest_of(point, *listed_, listed_points_) : encoding_.nearest_valid(point);
+  if (!config && !listed_) {
+    // No valid config within nearest_valid's reach (each such search cost a tenth of a second):
+    // the space is listed once and scanned from then on; the nearest is the same config either way.
+    list_the_space();
+    config = encoding_.nearest_of(point, *listed_, listed_points_);
+  }
   if (!config) config = state_.space().sample(state_.rng());
   if (!config) throw nlopt::forced_stop();
   if (const auto known = state_.fitness_of(*config)) {
@@ -119,6 +132,16 @@ void NloptSearch::run_once(const Config& start, bool whole_space) {
 
 void NloptSearch::run_optimiser() {
   nlopt::srand(seed_);
+  {
+    // Valid configs too rare for rejection sampling (a --restrict to a few configs of a large
+    // space) are too rare for nearest_valid's search too, which then visits up to 100 000 grid
+    // points a call: such a space is listed from the start. Probed with a generator of its own,
+    // so that the search's draws are the same as without the probe.
+    std::mt19937_64 probe(seed_ ^ 0x9e3779b97f4a7c15ULL);
+    bool rare = false;
+    state_.space().sample(probe, &rare);
+    if (rare) list_the_space();
+  }
   try {
     for (bool first = true;; first = false) {
       // Each run begins by evaluating a config not tried yet: restarts always make progress.

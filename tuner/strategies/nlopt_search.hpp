@@ -42,6 +42,7 @@ class NloptSearch : public Strategy {
   double objective(const std::vector<double>& point);
   double evaluate(const Config& config);  // hands it over, blocks for the result
   double scaled(double fitness);          // what nlopt minimises: log time, failures penalised
+  void list_the_space();                  // listed_ and listed_points_, for nearest_of
 
   SearchState state_;  // used by the optimiser thread only
   UnitEncoding encoding_;
@@ -50,6 +51,9 @@ class NloptSearch : public Strategy {
   std::uint64_t seed_;
   int known_in_a_row_ = 0;
   std::optional<double> worst_scaled_;
+  // The valid configs and their points, once nearest_valid found none near a point (see objective).
+  std::optional<std::vector<Config>> listed_;
+  std::vector<std::vector<double>> listed_points_;
 
   // ---- the hand-over, guarded by mutex_ ---------------------------------------------------------
   std::mutex mutex_;

@@ -18,10 +18,14 @@ std::optional<double> SearchState::fitness_of(const Config& config) const {
 std::optional<Config> SearchState::random_unproposed() {
   if (!listed_) {
     // While most of the space is untried a few draws suffice; 64 misses in a row mean roughly
-    // 90 % or more is proposed, and listing the rest becomes the cheaper way.
+    // 90 % or more is proposed, and listing the rest becomes the cheaper way. So does a space
+    // whose valid configs are too rare for rejection sampling (a --restrict to a few configs of
+    // a large space): each draw there cost tens of milliseconds, seconds per proposal.
     for (int draw = 0; draw < 64; ++draw) {
-      auto config = space_.sample(rng_);
+      bool rare = false;
+      auto config = space_.sample(rng_, &rare);
       if (!config) return std::nullopt;
+      if (rare) break;
       if (!proposed(*config)) return config;
     }
     listed_ = space_.enumerate();
