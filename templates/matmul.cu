@@ -423,6 +423,17 @@ __device__ __forceinline__ void copy4_inside(unsigned dst, const float* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
 }
 
+// 4 consecutive floats inside the matrices: one 16-byte copy (WIDE), or four of 4 bytes.
+template <bool WIDE>
+__device__ __forceinline__ void copy_run_inside(unsigned dst, const float* src) {
+  if (WIDE) {
+    copy16_inside(dst, src);
+  } else {
+#pragma unroll
+    for (int w = 0; w < 4; ++w) copy4_inside(dst + 4 * w, src + w);
+  }
+}
+
 __device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
 
 // Waits until at most N of this thread's committed groups are still in flight.
@@ -531,27 +542,14 @@ struct StepCopier {
 #if TRANSPOSE
         copy4_inside(a_dst + (stage * A_STAGE + i * A_ROWS_APART) * 4, a + (long long)i * A_ROWS_APART * k);
 #else
-        const unsigned dst = a_dst + (stage * A_STAGE + i * A_ROWS_APART * A_STRIDE) * 4;
-        const float* src = a + (long long)i * A_ROWS_APART * k;
-        if (VEC) {
-          copy16_inside(dst, src);
-        } else {
-#pragma unroll
-          for (int w = 0; w < 4; ++w) copy4_inside(dst + 4 * w, src + w);
-        }
+        copy_run_inside<VEC>(a_dst + (stage * A_STAGE + i * A_ROWS_APART * A_STRIDE) * 4,
+                             a + (long long)i * A_ROWS_APART * k);
 #endif
       }
 #pragma unroll
     for (int i = 0; i < (B_COPIES + THREADS - 1) / THREADS; ++i)
       if (B_COPIES % THREADS == 0 || threadIdx.x + i * THREADS < B_COPIES) {
-        const unsigned dst = b_dst + (stage * B_STAGE + i * B_ROWS_APART * BN) * 4;
-        const float* src = b + (long long)i * B_ROWS_APART * n;
-        if (VEC) {
-          copy16_inside(dst, src);
-        } else {
-#pragma unroll
-          for (int w = 0; w < 4; ++w) copy4_inside(dst + 4 * w, src + w);
-        }
+        copy_run_inside<VEC>(b_dst + (stage * B_STAGE + i * B_ROWS_APART * BN) * 4, b + (long long)i * B_ROWS_APART * n);
       }
   }
 };
