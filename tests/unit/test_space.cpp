@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/space.hpp"
+#include "rare_space.hpp"
 #include "scan.hpp"
 
 using namespace cutune;
@@ -271,14 +272,7 @@ TEST(SpaceSample, IsUniformOverValidConfigs) {
 TEST(SpaceSample, FindsRareConfigsAndReportsAnEmptySpace) {
   // 10^10 raw configs of which 10 are valid: rejection sampling gives up, the depth-first search
   // finds them.
-  Space rare;
-  std::string previous;
-  for (int axis = 0; axis < 10; ++axis) {
-    const std::string name = "x" + std::to_string(axis);
-    rare.axis(name, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
-    if (!previous.empty()) rare.require(name + " == " + previous);
-    previous = name;
-  }
+  const Space rare = cutune::testing::rare_space(10);
   std::mt19937_64 rng(3);
   bool came_to_search = false;
   const auto config = rare.sample(rng, &came_to_search);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "rare_space.hpp"
 #include "strategies/strategy.hpp"
 
 using namespace cutune;
@@ -113,14 +114,7 @@ TEST_P(EveryStrategy, AcceptsASpaceOfOneConfig) {
 // 10 valid configs among 10^8 (a --restrict to a few configs of a large space): rejection
 // sampling gives up on every draw there, and the strategies list the space instead.
 TEST_P(EveryStrategy, ProposesEachOfARareSpacesConfigsOnce) {
-  Space space;
-  std::string previous;
-  for (int axis = 0; axis < 8; ++axis) {
-    const std::string name = "x" + std::to_string(axis);
-    space.axis(name, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
-    if (!previous.empty()) space.require(name + " == " + previous);
-    previous = name;
-  }
+  const Space space = cutune::testing::rare_space(8);
   const DrivenRun run = drive(GetParam(), space, 2, 20, 3);
   EXPECT_TRUE(run.ran_out);
   EXPECT_EQ(run.proposed.size(), 10u);
