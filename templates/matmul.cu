@@ -58,6 +58,14 @@ __device__ __forceinline__ float lane(float4 v, int i) { return i == 0 ? v.x : i
 
 __host__ __device__ constexpr int min_int(int a, int b) { return a < b ? a : b; }
 
+// A thread's register tile of sums, set to zero before the first step.
+__device__ __forceinline__ void clear_tile(float (&acc)[RT][RT]) {
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int c = 0; c < RT; ++c) acc[r][c] = 0.0f;
+}
+
 // A ROWS x COLS tile of a row-major matrix (ld floats per row), fetched into registers as W-wide
 // vectors: vector v = threadIdx.x + i*THREADS, row-major over the tile, so consecutive threads
 // read consecutive addresses. Elements outside the matrix (rows x cols) read as zero. With
@@ -120,10 +128,7 @@ __device__ __forceinline__ void guide_gemm(const float* __restrict__ A, const fl
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
   const int row0 = blockIdx.y * TILE, col0 = blockIdx.x * TILE;
   float acc[RT][RT];
-#pragma unroll
-  for (int r = 0; r < RT; ++r)
-#pragma unroll
-    for (int c = 0; c < RT; ++c) acc[r][c] = 0.0f;
+  clear_tile(acc);
 
   for (int k0 = 0; k0 < k; k0 += TILE) {
     TileFetch<TILE, TILE, W> a;
@@ -255,10 +260,7 @@ __device__ __forceinline__ void regtile_gemm(const float* __restrict__ A, const 
   };
 
   float acc[RT][RT];
-#pragma unroll
-  for (int r = 0; r < RT; ++r)
-#pragma unroll
-    for (int c = 0; c < RT; ++c) acc[r][c] = 0.0f;
+  clear_tile(acc);
 
   const StepRange range(k);
   const int t_begin = range.begin, t_end = range.end;
@@ -652,10 +654,7 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
   const int first_col = (warp % WARPS_N) * WN + tx * 4;  // its columns: first_col + g * WCOLS * 4 + 0..3
 
   float acc[RT][RT];
-#pragma unroll
-  for (int i = 0; i < RT; ++i)
-#pragma unroll
-    for (int j = 0; j < RT; ++j) acc[i][j] = 0.0f;
+  clear_tile(acc);
 
   const StepRange range(k);
   if (range.begin >= range.end) return;  // uniform per block, before any barrier
