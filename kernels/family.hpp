@@ -84,6 +84,10 @@ struct KernelLaunch {
   Dim3 grid, block;
   unsigned dynamic_shared_bytes = 0;
   std::vector<KernelArg> args;
+  // A persistent grid: grid.x is cut to the blocks that the device holds at once (blocks per SM
+  // at this block size and shared memory, times its SMs), for kernels that share their work out
+  // over gridDim.x blocks (matmul's stream-K). Results store the grid that ran.
+  bool fill_device = false;
 };
 
 // Fills `bytes` bytes of a buffer (from byte_offset) with a repeated 32-bit word; part of the

@@ -65,6 +65,15 @@ std::int64_t MatmulFamily::dynamic_shared_bytes(const ConfigView& c) {
   return c["stages"] * (a + bk * columns) * 4;
 }
 
+std::int64_t MatmulFamily::stream_k_blocks(const Problem& p, const ConfigView& c) {
+  // The launch asks for one block per k-step at most, and the evaluator cuts it to the blocks the
+  // device holds at once (fill_device).
+  const auto [m, n, k] = dims_of(p);
+  const std::int64_t rows = tile_rows(c["tile"], c["shape"]), columns = tile_columns(c["tile"], c["shape"]);
+  const std::int64_t steps = ((m + rows - 1) / rows) * ((n + columns - 1) / columns) * ((k + c["bk"] - 1) / c["bk"]);
+  return std::min(steps, kMaxStreamKBlocks);
+}
+
 namespace {
 std::int64_t block_threads(const ConfigView& c) { return MatmulFamily::threads(c["tile"], c["ept"], c["shape"]); }
 bool register_tiled(const ConfigView& c) { return c["algo"] >= MatmulFamily::regtile; }
@@ -90,6 +99,13 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       .axis("raster", {1, 8}, "warptile: blocks walk C's tiles in groups of this many block rows (L2 reuse)")
       .axis("transpose", {0, 1},
             "warptile: A's tile transposed in shared memory (4-byte copies, float4 reads along m, fewer registers)")
+      .axis("streamk", {0, 1},
+            "warptile: a block per tile, or stream-K (as many blocks as the device holds, each an equal run of the "
+            "tiles' k-steps; no part-empty last wave)")
+      .require("stream-K: warptile's square tiles without split k (it shares k out itself)",
+               [](const ConfigView& c) {
+                 return c["streamk"] == 0 || (c["algo"] == warptile && c["shape"] == square && c["splitk"] == 1);
+               })
       .require("splitk > 1 only for the register-tiled kernels",
                [](const ConfigView& c) { return c["splitk"] == 1 || register_tiled(c); })
       .require("bk 16 only for the register-tiled kernels (the guide kernels step by their tile)",
@@ -225,6 +241,18 @@ std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) cons
   const char* const kernels[] = {"matmul_guide", "matmul_guide", "matmul_regtile", "matmul_warptile"};
   const std::string kernel = std::string(kernels[c["algo"]]) + (aligned_rows ? "" : "_scalar");
   const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c));
+  if (c["streamk"] == 1) {
+    const std::int64_t tiles = std::int64_t{grid.x} * grid.y;
+    KernelLaunch launch{
+        kernel,
+        Dim3{static_cast<unsigned>(stream_k_blocks(p, c))},
+        block,
+        shared,
+        {BufferArg{"a"}, BufferArg{"b"}, BufferArg{"c"}, static_cast<std::int32_t>(m), static_cast<std::int32_t>(n),
+         static_cast<std::int32_t>(k), BufferArg{"workspace"}, BufferArg{"tickets"}}};
+    launch.fill_device = true;
+    return {MemsetStep{"tickets", 0, tiles * 4}, launch};  // a ticket per tile, counted up from 0
+  }
   const KernelLaunch launch{kernel,
                             grid,
                             block,
@@ -233,6 +261,16 @@ std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) cons
                              static_cast<std::int32_t>(n), static_cast<std::int32_t>(k)}};
   if (c["splitk"] == 1) return {launch};
   return {MemsetStep{"c", 0, m * n * 4}, launch};  // the splits add into C
+}
+
+std::vector<BufferSpec> MatmulFamily::scratch(const Problem& p, const ConfigView& c) const {
+  if (c["streamk"] == 0) return {};
+  const auto [m, n, k] = dims_of(p);
+  const std::int64_t rows = tile_rows(c["tile"], c["shape"]), columns = tile_columns(c["tile"], c["shape"]);
+  const std::int64_t tiles = ((m + rows - 1) / rows) * ((n + columns - 1) / columns);
+  // Two parts of a tile a block: where its run starts and where it ends.
+  return {{"workspace", 2 * stream_k_blocks(p, c) * rows * columns * 4, BufferRole::scratch},
+          {"tickets", tiles * 4, BufferRole::scratch}};
 }
 
 void MatmulFamily::generate_inputs(const Problem&, std::uint64_t seed, HostBuffers& inputs) const {

@@ -16,6 +16,9 @@ class MatmulFamily : public Family {
   // warptile's block tile: tile x tile, tile x 2 tile (wide) or 2 tile x tile (tall).
   enum Shape : std::int64_t { square = 0, wide = 1, tall = 2 };
   static constexpr std::int64_t kMaxDimension = 32768;
+  // Stream-K launches at most this many blocks (as many as the device holds at once, up to it):
+  // it bounds the workspace, two 64 KiB parts a block. 2 x 132 SMs on an H100.
+  static constexpr std::int64_t kMaxStreamKBlocks = 1024;
 
   std::string name() const override { return "matmul"; }
   std::string summary() const override;
@@ -25,6 +28,7 @@ class MatmulFamily : public Family {
   std::vector<std::string> problem_definitions(const Problem& problem) const override;
   std::vector<BufferSpec> buffers(const Problem& problem) const override;
   std::vector<Step> plan(const Problem& problem, const ConfigView& config) const override;
+  std::vector<BufferSpec> scratch(const Problem& problem, const ConfigView& config) const override;
   void generate_inputs(const Problem& problem, std::uint64_t seed, HostBuffers& inputs) const override;
   HostBuffers reference(const Problem& problem, const HostBuffers& inputs) const override;
   Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override;
@@ -48,6 +52,8 @@ class MatmulFamily : public Family {
   // warptile's pipeline (dynamic shared memory; 0 for the other algos): `stages` buffers of A's
   // rows x bk tile (transposed or not, padded by 4 floats a row with pad) and B's bk x columns tile.
   static std::int64_t dynamic_shared_bytes(const ConfigView& config);
+  // Blocks that a stream-K config's launch asks for (the device may hold fewer at once).
+  static std::int64_t stream_k_blocks(const Problem& problem, const ConfigView& config);
 
   // Which elements of C the reference computes exactly (the others are only checked for being
   // plausible): every one for small problems, else whole sampled rows and columns.

@@ -225,6 +225,7 @@ __device__ __forceinline__ void emit_vector(float* c, float4 v) {
 // runs of steps. Empty when k is too short for every split (uniform per block).
 struct StepRange {
   int begin, end;
+  __device__ __forceinline__ StepRange(int first, int stop) : begin(first), end(stop) {}
   __device__ __forceinline__ StepRange(int k) {
     const int steps = (k + BK - 1) / BK;
     const int per_split = (steps + SPLITK - 1) / SPLITK;
@@ -363,6 +364,14 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 // CUTUNE_SWIZZLE   XOR the float4 column of A's row-major shared rows with bits of the row (PAD 0)
 // CUTUNE_RASTER    blocks walk the tiles of C in groups of this many block rows, column after
 //                  column, so that blocks resident together share rows of A and columns of B in L2
+// CUTUNE_STREAMK   0: a block per tile of C. 1: stream-K. The plan launches as many blocks as the
+//                  device holds at once (KernelLaunch::fill_device). They compute the tiles of
+//                  every full wave whole, in wave order, and share the k-steps of the remaining
+//                  tiles out in equal contiguous runs, one per block. A tile split between blocks
+//                  is finished by the last of them to arrive, which adds the parts in block order
+//                  (parts in `workspace`, a ticket per tile, which the plan zeroes). At 4096^3 the
+//                  1024 tiles are 3.88 waves of 264 blocks on an H100, and a block per tile takes
+//                  the time of 4 full waves (n = 3968, 4096 and 4224 took the same time).
 // The shared buffers are dynamic shared memory (the plan asks for them; above 48 KiB by opt-in).
 
 #define STAGES CUTUNE_STAGES
@@ -625,60 +634,67 @@ __device__ __forceinline__ void warptile_steps(const StepCopier<VEC>& copier, co
   wait_copies<0>();  // only empty groups are left; retire them before the block's shared memory goes
 }
 
-template <bool VEC>
-__device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const float* __restrict__ B,
-                                              float* __restrict__ C, int m, int n, int k, float* shared) {
-  float* const As = shared;                     // STAGES x A_STAGE
-  float* const Bs = shared + STAGES * A_STAGE;  // STAGES x BK x BN
-
-  int block_col = blockIdx.x, block_row = blockIdx.y;
+// Where tile `id` of C lies, in the order CUTUNE_RASTER asks for: consecutive ids walk groups of
+// CUTUNE_RASTER block rows, column after column (or the rows of C in order, raster 1).
+__device__ __forceinline__ void tile_position(int id, int tiles_m, int tiles_n, int& block_row, int& block_col) {
 #if CUTUNE_RASTER > 1
-  {  // blocks start in order of their linear index: give consecutive ones a group of block rows
-    const int id = blockIdx.y * gridDim.x + blockIdx.x;
-    const int per_group = CUTUNE_RASTER * gridDim.x;
-    const int group_row = id / per_group * CUTUNE_RASTER;
-    const int rows = min_int(CUTUNE_RASTER, gridDim.y - group_row);
-    const int in_group = id % per_group;
-    block_row = group_row + in_group % rows;
-    block_col = in_group / rows;
-  }
-#endif
-  const int row0 = block_row * BM, col0 = block_col * BN;
-  const int warp = threadIdx.x / 32, lane_id = threadIdx.x % 32;
-  const int ty = lane_id / WCOLS, tx = lane_id % WCOLS;
-#if TRANSPOSE
-  const int first_row = (warp / WARPS_N) * WM + ty * 4;  // rows first_row + (i / 4) * WROWS * 4 + i % 4
+  const int per_group = CUTUNE_RASTER * tiles_n;
+  const int group_row = id / per_group * CUTUNE_RASTER;
+  const int rows = min_int(CUTUNE_RASTER, tiles_m - group_row);
+  const int in_group = id % per_group;
+  block_row = group_row + in_group % rows;
+  block_col = in_group / rows;
 #else
-  const int first_row = (warp / WARPS_N) * WM + ty;  // the thread's rows: first_row + i * WROWS
+  block_row = id / tiles_n;
+  block_col = id % tiles_n;
 #endif
-  const int first_col = (warp % WARPS_N) * WN + tx * 4;  // its columns: first_col + g * WCOLS * 4 + 0..3
+}
 
-  float acc[RT][RT];
+// A thread's place in its warp's tile, the same for every tile of C.
+struct ThreadPlace {
+  int first_row, first_col;
+  __device__ __forceinline__ ThreadPlace() {
+    const int warp = threadIdx.x / 32, lane_id = threadIdx.x % 32;
+    const int ty = lane_id / WCOLS, tx = lane_id % WCOLS;
+#if TRANSPOSE
+    first_row = (warp / WARPS_N) * WM + ty * 4;  // rows first_row + (i / 4) * WROWS * 4 + i % 4
+#else
+    first_row = (warp / WARPS_N) * WM + ty;  // the thread's rows: first_row + i * WROWS
+#endif
+    first_col = (warp % WARPS_N) * WN + tx * 4;  // its columns: first_col + g * WCOLS * 4 + 0..3
+  }
+};
+
+// acc = the product of the tile at (row0, col0) over the k-steps of `range` (not empty).
+template <bool VEC>
+__device__ __forceinline__ void tile_product(const float* __restrict__ A, const float* __restrict__ B, int m, int n,
+                                             int k, float* As, float* Bs, int row0, int col0, const StepRange& range,
+                                             const ThreadPlace& place, float (&acc)[RT][RT]) {
   clear_tile(acc);
-
-  const StepRange range(k);
-  if (range.begin >= range.end) return;  // uniform per block, before any barrier
   const StepCopier<VEC> copier(A, B, m, n, k, row0, col0, As, Bs);
-
   // A block whose tile and k steps lie wholly inside the matrices copies without bounds tests
   // (uniform per block; 4096^3 has no other kind).
   if (row0 + BM <= m && col0 + BN <= n && k % BK == 0)
-    warptile_steps<false>(copier, range, As, Bs, first_row, first_col, acc);
+    warptile_steps<false>(copier, range, As, Bs, place.first_row, place.first_col, acc);
   else
-    warptile_steps<true>(copier, range, As, Bs, first_row, first_col, acc);
+    warptile_steps<true>(copier, range, As, Bs, place.first_row, place.first_col, acc);
+}
 
+// The thread's results of the tile at (row0, col0) into C (added to it, with split k).
+__device__ __forceinline__ void store_tile(float* __restrict__ C, int m, int n, int row0, int col0,
+                                           const ThreadPlace& place, const float (&acc)[RT][RT]) {
   const bool vector_store = n % 4 == 0;
 #pragma unroll
   for (int i = 0; i < RT; ++i) {
 #if TRANSPOSE
-    const int row = row0 + first_row + (i / 4) * WROWS * 4 + i % 4;
+    const int row = row0 + place.first_row + (i / 4) * WROWS * 4 + i % 4;
 #else
-    const int row = row0 + first_row + i * WROWS;
+    const int row = row0 + place.first_row + i * WROWS;
 #endif
     if (row >= m) continue;
 #pragma unroll
     for (int g = 0; g < 2; ++g) {
-      const int col = col0 + first_col + g * WCOLS * 4;
+      const int col = col0 + place.first_col + g * WCOLS * 4;
       const float4 v = make_float4(acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
       float* out = C + (long long)row * n + col;
       if (vector_store && col < n) {  // n % 4 == 0 and col % 4 == 0: all four are inside
@@ -692,6 +708,140 @@ __device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const
   }
 }
 
+#if CUTUNE_STREAMK
+static_assert(SPLITK == 1, "stream-K shares k out itself");
+
+// The stream-K runs: `steps` k-steps of each of the tiles after the whole ones, cut into
+// `blocks` contiguous runs; run b starts at k-step begin(b) of them all.
+// 32-bit counts (at most 256^2 tiles of 4096 steps: 2^28), 64-bit products.
+struct StreamRuns {
+  int total;  // k-steps in all the runs
+  int blocks;
+  __device__ __forceinline__ int begin(int b) const { return (int)((long long)total * b / blocks); }
+  // The block whose run holds k-step x: the last b with begin(b) <= x.
+  __device__ __forceinline__ int owner(int x) const { return (int)(((long long)x * blocks + blocks - 1) / total); }
+};
+
+// This block's part of a tile that blocks share (in acc). Stores the part in this block's
+// workspace slot, and the last block to arrive at the tile adds every part, in block order
+// (the same sums whichever block is last), and stores the sum. acc is reused for the sum: a
+// second register tile would spill. A block's slot 2b holds the part where its run starts,
+// 2b + 1 the part where it ends (where it started in an earlier tile).
+__device__ __forceinline__ void finish_shared_tile(float* __restrict__ C, int m, int n, int row0, int col0,
+                                                   const ThreadPlace& place, float (&acc)[RT][RT],
+                                                   const StreamRuns& runs, int tile_first, int steps,
+                                                   float4* __restrict__ workspace, unsigned int* ticket) {
+  constexpr int QUADS = RT * RT / 4;  // float4s of a thread's tile
+  const int first_block = runs.owner(tile_first), last_block = runs.owner(tile_first + steps - 1);
+  const auto slot = [&](int b) { return 2 * b + (runs.begin(b) >= tile_first ? 0 : 1); };
+  float4* mine = workspace + (long long)slot(blockIdx.x) * QUADS * THREADS;
+#pragma unroll
+  for (int q = 0; q < QUADS; ++q)  // q-th float4 of every thread together: coalesced
+    mine[q * THREADS + threadIdx.x] =
+        make_float4(acc[q / 2][q % 2 * 4], acc[q / 2][q % 2 * 4 + 1], acc[q / 2][q % 2 * 4 + 2], acc[q / 2][q % 2 * 4 + 3]);
+  __shared__ bool is_last;
+  __threadfence();  // this thread's part is visible device-wide before the ticket says so
+  __syncthreads();
+  if (threadIdx.x == 0) is_last = atomicAdd(ticket, 1u) == (unsigned)(last_block - first_block);
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();  // the other blocks' parts are visible to this one
+  clear_tile(acc);
+  for (int b = first_block; b <= last_block; ++b) {
+    const float4* part = workspace + (long long)slot(b) * QUADS * THREADS;
+#pragma unroll
+    for (int q = 0; q < QUADS; ++q) {
+      const float4 w = __ldcg(&part[q * THREADS + threadIdx.x]);  // from L2: other SMs wrote them
+      acc[q / 2][q % 2 * 4] += w.x, acc[q / 2][q % 2 * 4 + 1] += w.y;
+      acc[q / 2][q % 2 * 4 + 2] += w.z, acc[q / 2][q % 2 * 4 + 3] += w.w;
+    }
+  }
+  store_tile(C, m, n, row0, col0, place, acc);
+}
+
+// k-steps [k_begin, k_end) of the tile at (row0, col0): computed, then stored, or, for part of
+// a tile that blocks share, finished by the last block to arrive. Not inlined, so that the
+// persistent loop's own state is saved once a tile instead of crowding the k loop's registers
+// (the 128 that two blocks an SM leave: inlined, ptxas spilled 72-96 bytes).
+template <bool VEC>
+__device__ __noinline__ void stream_k_tile(const float* __restrict__ A, const float* __restrict__ B,
+                                           float* __restrict__ C, int m, int n, int k, float* shared, int row0,
+                                           int col0, int k_begin, int k_end, StreamRuns runs, int tile_first,
+                                           float4* __restrict__ workspace, unsigned int* ticket) {
+  float* const As = shared;
+  float* const Bs = shared + STAGES * A_STAGE;
+  const ThreadPlace place;
+  float acc[RT][RT];
+  tile_product<VEC>(A, B, m, n, k, As, Bs, row0, col0, StepRange(k_begin, k_end), place, acc);
+  const int steps = (k + BK - 1) / BK;
+  if (k_begin == 0 && k_end == steps)
+    store_tile(C, m, n, row0, col0, place, acc);
+  else
+    finish_shared_tile(C, m, n, row0, col0, place, acc, runs, tile_first, steps, workspace, ticket);
+  __syncthreads();  // the next tile's copies overwrite stages that other warps may still read
+}
+
+template <bool VEC>
+__device__ __forceinline__ void warptile_stream_k(const float* __restrict__ A, const float* __restrict__ B,
+                                                  float* __restrict__ C, int m, int n, int k, float* shared,
+                                                  float4* __restrict__ workspace, unsigned int* __restrict__ tickets) {
+  const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN, tiles = tiles_m * tiles_n;
+  const int steps = (k + BK - 1) / BK;
+  const int blocks = gridDim.x;
+  // Whole tiles in wave order, every full wave; the remainder's k-steps are shared out. Those
+  // tiles are about a wave's worth (each block's run is at most one tile long), run together
+  // like a wave: their rows of A and columns of B are what a wave reads.
+  const int whole_tiles = tiles / blocks * blocks;
+  const StreamRuns runs{(tiles - whole_tiles) * steps, blocks};
+  int block_row, block_col;
+  for (int t = blockIdx.x; t < whole_tiles; t += blocks) {
+    tile_position(t, tiles_m, tiles_n, block_row, block_col);
+    stream_k_tile<VEC>(A, B, C, m, n, k, shared, block_row * BM, block_col * BN, 0, steps, runs, 0, workspace,
+                       tickets);
+  }
+  const int run_end = runs.begin(blockIdx.x + 1);
+  for (int x = runs.begin(blockIdx.x); x < run_end;) {
+    const int t = x / steps;  // among the tiles after the whole ones
+    const int tile_first = t * steps;
+    const int k_end = min_int(run_end - tile_first, steps);
+    tile_position(whole_tiles + t, tiles_m, tiles_n, block_row, block_col);
+    stream_k_tile<VEC>(A, B, C, m, n, k, shared, block_row * BM, block_col * BN, x - tile_first, k_end, runs,
+                       tile_first, workspace, tickets + whole_tiles + t);
+    x = tile_first + k_end;
+  }
+}
+#endif
+
+template <bool VEC>
+__device__ __forceinline__ void warptile_gemm(const float* __restrict__ A, const float* __restrict__ B,
+                                              float* __restrict__ C, int m, int n, int k, float* shared) {
+  float* const As = shared;                     // STAGES x A_STAGE
+  float* const Bs = shared + STAGES * A_STAGE;  // STAGES x BK x BN
+  int block_row, block_col;
+  tile_position(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, block_row, block_col);
+  const ThreadPlace place;
+  const StepRange range(k);
+  if (range.begin >= range.end) return;  // uniform per block, before any barrier
+  float acc[RT][RT];
+  tile_product<VEC>(A, B, m, n, k, As, Bs, block_row * BM, block_col * BN, range, place, acc);
+  store_tile(C, m, n, block_row * BM, block_col * BN, place, acc);
+}
+
+#if CUTUNE_STREAMK
+extern "C" __global__ void __launch_bounds__(THREADS, CUTUNE_MINBLOCKS)
+matmul_warptile(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n, int k,
+                float4* __restrict__ workspace, unsigned int* __restrict__ tickets) {
+  extern __shared__ float4 warptile_shared[];  // float4: 16-byte aligned for cp.async and the reads
+  warptile_stream_k<true>(A, B, C, m, n, k, reinterpret_cast<float*>(warptile_shared), workspace, tickets);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, CUTUNE_MINBLOCKS)
+matmul_warptile_scalar(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n,
+                       int k, float4* __restrict__ workspace, unsigned int* __restrict__ tickets) {
+  extern __shared__ float4 warptile_shared[];
+  warptile_stream_k<false>(A, B, C, m, n, k, reinterpret_cast<float*>(warptile_shared), workspace, tickets);
+}
+#else
 extern "C" __global__ void __launch_bounds__(THREADS, CUTUNE_MINBLOCKS)
 matmul_warptile(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int m, int n, int k) {
   extern __shared__ float4 warptile_shared[];  // float4: 16-byte aligned for cp.async and the reads
@@ -704,4 +854,5 @@ matmul_warptile_scalar(const float* __restrict__ A, const float* __restrict__ B,
   extern __shared__ float4 warptile_shared[];
   warptile_gemm<false>(A, B, C, m, n, k, reinterpret_cast<float*>(warptile_shared));
 }
+#endif
 #endif

@@ -259,7 +259,7 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
   device_.make_current();
   State& s = *state_;
   const ConfigView view(space, config);
-  const std::vector<Step> plan = family_.plan(s.problem, view);
+  std::vector<Step> plan = family_.plan(s.problem, view);  // persistent grids are cut to the device below
 
   // ---- load: module, functions, resource checks -----------------------------------------------
   std::unique_ptr<Module> module;
@@ -281,8 +281,8 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
   try {
     module = std::make_unique<Module>(compiled.cubin);
     std::set<std::string> counted_kernels;  // spills count once per kernel, however often it runs
-    for (const auto& step : plan) {
-      const auto* launch = std::get_if<KernelLaunch>(&step);
+    for (auto& step : plan) {
+      auto* launch = std::get_if<KernelLaunch>(&step);
       if (!launch) {
         steps.push_back(stored_step(std::get<MemsetStep>(step)));
         continue;
@@ -312,6 +312,9 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
       int blocks_per_sm = 0;
       CUTUNE_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &blocks_per_sm, f, static_cast<int>(threads),
                 static_cast<std::size_t>(launch->dynamic_shared_bytes));
+      if (launch->fill_device)
+        launch->grid.x =
+            std::min(launch->grid.x, static_cast<unsigned>(std::max(1, blocks_per_sm) * device_.limits().sm_count));
       nlohmann::json stored{{"kernel", launch->kernel},
                             {"grid", {launch->grid.x, launch->grid.y, launch->grid.z}},
                             {"block", {launch->block.x, launch->block.y, launch->block.z}},
@@ -320,6 +323,7 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
                             {"registers", attribute(CU_FUNC_ATTRIBUTE_NUM_REGS)},
                             {"local_bytes", attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)},
                             {"blocks_per_sm", blocks_per_sm}};
+      if (launch->fill_device) stored["fill_device"] = true;  // the grid above is this device's
       const auto reported = ptxas.functions.find(launch->kernel);
       if (reported != ptxas.functions.end()) {
         stored["spill_store_bytes"] = reported->second.spill_store_bytes;

@@ -72,3 +72,16 @@ TEST(GpuMatmul, WarptileSwizzleIsUndoneOnRead) {
   ASSERT_GT(rows.size(), 20u);
   for (const auto& r : rows) EXPECT_EQ(r.status, "wrong_result") << r.config;
 }
+
+// Stream-K's shared tiles: the last block to arrive must add every block's part. Dropping the
+// first part is wrong in every stream-K config: at 192 x 128 x 64 (2 tiles, 2 to 8 k-steps each)
+// the launch asks for a block per k-step, so every tile is shared.
+TEST(GpuMatmul, StreamKAddsEveryPartOfASharedTile) {
+  TempDb t;
+  db::Store store(t.path);
+  const EditedFamily wrong(registered_matmul(), "for (int b = first_block; b <= last_block; ++b) {",
+                           "for (int b = first_block + 1; b <= last_block; ++b) {", "streamk=1");
+  const auto rows = tune(wrong, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
+  ASSERT_GT(rows.size(), 20u);
+  for (const auto& r : rows) EXPECT_EQ(r.status, "wrong_result") << r.config;
+}

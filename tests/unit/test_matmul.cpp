@@ -148,7 +148,7 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
   EXPECT_LE(
       std::count_if(configs.begin(), configs.end(),
                     [&](const Config& config) { return ConfigView(h100, config)["algo"] == MatmulFamily::warptile; }),
-      160);
+      248);  // 160, and 88 of them again as stream-K
   // bk 32: the transposed square warp tiles only (the template's other layouts take 8 or 16), in 2 or 3 stages.
   std::size_t deep_steps = 0;
   for (const Config& config : configs) {
@@ -160,9 +160,9 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
     EXPECT_EQ(c["shape"], MatmulFamily::square);
     EXPECT_LE(c["stages"], 3);
   }
-  EXPECT_EQ(deep_steps, 16u);
+  EXPECT_EQ(deep_steps, 24u);  // 16, and 8 of them as stream-K (splitk 1)
   EXPECT_GT(warp_tiles, 0);
-  EXPECT_LE(configs.size(), 400u);
+  EXPECT_LE(configs.size(), 470u);
 }
 
 TEST(MatmulSpace, WarptileNeedsCpAsync) {
@@ -186,23 +186,25 @@ TEST(MatmulPlan, WarptileLaunchesItsShapeWithDynamicSharedMemory) {
   const Problem aligned = MatmulFamily::make_problem(3000, 1500, 2500);
   const std::string base = "algo=warptile,tile=128,ept=8,vec=4,splitk=1,warp_rows=8,raster=8,";
 
-  const auto tall = launch_of(base + "minblocks=1,pad=0,bk=8,shape=tall,stages=4,swizzle=1,transpose=0", aligned);
+  const auto tall =
+      launch_of(base + "minblocks=1,pad=0,bk=8,shape=tall,stages=4,swizzle=1,transpose=0,streamk=0", aligned);
   EXPECT_EQ(tall.kernel, "matmul_warptile");
   EXPECT_EQ(tall.grid.x, (1500u + 127) / 128);
   EXPECT_EQ(tall.grid.y, (3000u + 255) / 256);
   EXPECT_EQ(tall.block.x, 512u);  // (256 / 8) x (128 / 8)
   EXPECT_EQ(tall.dynamic_shared_bytes, 4u * (256 * 8 + 8 * 128) * 4);
 
-  const auto square = launch_of(base + "minblocks=1,pad=1,bk=16,shape=square,stages=3,swizzle=0,transpose=0", aligned);
+  const auto square =
+      launch_of(base + "minblocks=1,pad=1,bk=16,shape=square,stages=3,swizzle=0,transpose=0,streamk=0", aligned);
   EXPECT_EQ(square.block.x, 256u);
   EXPECT_EQ(square.dynamic_shared_bytes, 3u * (128 * (16 + 4) + 16 * 128) * 4);  // A's rows padded by 4 floats
   EXPECT_GT(square.dynamic_shared_bytes, 48u * 1024);                            // beyond the static limit
 
   const auto transposed =
-      launch_of(base + "minblocks=2,pad=1,bk=16,shape=square,stages=2,swizzle=0,transpose=1", aligned);
+      launch_of(base + "minblocks=2,pad=1,bk=16,shape=square,stages=2,swizzle=0,transpose=1,streamk=0", aligned);
   EXPECT_EQ(transposed.dynamic_shared_bytes, 2u * (16 * (128 + 4) + 16 * 128) * 4);  // k-major rows of A, padded
 
-  const auto scalar = launch_of(base + "minblocks=1,pad=1,bk=8,shape=wide,stages=3,swizzle=0,transpose=1",
+  const auto scalar = launch_of(base + "minblocks=1,pad=1,bk=8,shape=wide,stages=3,swizzle=0,transpose=1,streamk=0",
                                 MatmulFamily::make_problem(333, 200, 150));
   EXPECT_EQ(scalar.kernel, "matmul_warptile_scalar");
   EXPECT_EQ(scalar.grid.x, (200u + 255) / 256);
@@ -211,20 +213,20 @@ TEST(MatmulPlan, WarptileLaunchesItsShapeWithDynamicSharedMemory) {
   // Split k zeroes C first, as for regtile.
   const Config split_config = space.parse(
       "algo=warptile,tile=128,ept=8,vec=4,minblocks=2,splitk=4,warp_rows=4,raster=1,pad=0,bk=8,shape=square,stages=3,"
-      "swizzle=1,transpose=0");
+      "swizzle=1,transpose=0,streamk=0");
   ASSERT_TRUE(space.valid(split_config)) << space.violation(split_config).value_or("");
   const auto split = family.plan(aligned, ConfigView(space, split_config));
   ASSERT_EQ(split.size(), 2u);
   EXPECT_TRUE(std::holds_alternative<MemsetStep>(split[0]));
   EXPECT_EQ(std::get<KernelLaunch>(split[1]).grid.z, 4u);
 
-  EXPECT_FALSE(space.valid(
-      space.parse(base + "minblocks=1,pad=1,bk=8,shape=square,stages=3,swizzle=1,transpose=0")));  // both layouts
   EXPECT_FALSE(space.valid(space.parse(
-      base + "minblocks=2,pad=0,bk=8,shape=square,stages=3,swizzle=1,transpose=1")));  // transposed is padded
+      base + "minblocks=1,pad=1,bk=8,shape=square,stages=3,swizzle=1,transpose=0,streamk=0")));  // both layouts
+  EXPECT_FALSE(space.valid(space.parse(
+      base + "minblocks=2,pad=0,bk=8,shape=square,stages=3,swizzle=1,transpose=1,streamk=0")));  // transposed is padded
   EXPECT_FALSE(space.valid(space.parse(
       "algo=regtile,tile=128,ept=8,pad=1,vec=4,minblocks=1,bk=16,splitk=1,shape=wide,warp_rows=4,stages=2,swizzle=0,"
-      "raster=1,transpose=0")));  // shapes are warptile's
+      "raster=1,transpose=0,streamk=0")));  // shapes are warptile's
 }
 
 TEST(MatmulProblems, DefaultsAndValidation) {
@@ -250,7 +252,7 @@ TEST(MatmulPlan, SplitKZeroesCAndLaunchesOneBlockPerSplit) {
   const Space space = family.space(DeviceLimits{});
   const Problem p = MatmulFamily::make_problem(3000, 1500, 2500);
   // warptile's axes, at the values every other algo takes.
-  const std::string kFixed = ",shape=square,warp_rows=4,stages=2,swizzle=0,raster=1,transpose=0";
+  const std::string kFixed = ",shape=square,warp_rows=4,stages=2,swizzle=0,raster=1,transpose=0,streamk=0";
   const auto plan_of = [&](const std::string& key) {
     const Config config = space.parse(key);
     return family.plan(p, ConfigView(space, config));
@@ -271,4 +273,44 @@ TEST(MatmulPlan, SplitKZeroesCAndLaunchesOneBlockPerSplit) {
   EXPECT_EQ(std::get<KernelLaunch>(whole[0]).grid.z, 1u);
   EXPECT_FALSE(space.valid(
       space.parse(std::string("algo=ab_shared,tile=64,ept=4,pad=0,vec=4,minblocks=1,bk=8,splitk=2") + kFixed)));
+}
+
+TEST(MatmulPlan, StreamKZeroesItsTicketsAndFillsTheDevice) {
+  MatmulFamily family;
+  const Space space = family.space(DeviceLimits{});
+  const std::string warptile =
+      "algo=warptile,tile=128,ept=8,pad=1,vec=4,minblocks=2,bk=32,shape=square,warp_rows=4,stages=2,swizzle=0,"
+      "raster=1,transpose=1,";
+  const Config config = space.parse(warptile + "splitk=1,streamk=1");
+  ASSERT_TRUE(space.valid(config));
+  const ConfigView view(space, config);
+
+  const Problem big = MatmulFamily::make_problem(4096, 4096, 4096);  // 32 x 32 tiles of 128 k-steps
+  const auto plan = family.plan(big, view);
+  ASSERT_EQ(plan.size(), 2u);
+  const auto& zero = std::get<MemsetStep>(plan[0]);
+  EXPECT_EQ(zero.buffer, "tickets");
+  EXPECT_EQ(zero.word, 0u);
+  EXPECT_EQ(zero.bytes, 1024 * 4);  // a ticket per tile
+  const auto& launch = std::get<KernelLaunch>(plan[1]);
+  EXPECT_TRUE(launch.fill_device);  // the evaluator cuts the grid to what the device holds
+  EXPECT_EQ(launch.grid.x, static_cast<unsigned>(MatmulFamily::kMaxStreamKBlocks));
+  EXPECT_EQ(launch.grid.y, 1u);
+  ASSERT_EQ(launch.args.size(), 8u);
+  EXPECT_EQ(std::get<BufferArg>(launch.args[6]).buffer, "workspace");
+  EXPECT_EQ(std::get<BufferArg>(launch.args[7]).buffer, "tickets");
+  const auto scratch = family.scratch(big, view);
+  ASSERT_EQ(scratch.size(), 2u);
+  EXPECT_EQ(scratch[0].bytes, 2 * MatmulFamily::kMaxStreamKBlocks * 128 * 128 * 4);  // two parts a block
+  EXPECT_EQ(scratch[1].bytes, 1024 * 4);
+
+  // A small problem asks for a block per k-step at most: 2 tiles of 2 k-steps.
+  const Problem small = MatmulFamily::make_problem(192, 128, 64);
+  EXPECT_EQ(std::get<KernelLaunch>(family.plan(small, view)[1]).grid.x, 4u);
+  EXPECT_EQ(family.scratch(small, view)[0].bytes, 2 * 4 * 128 * 128 * 4);
+
+  // A block per tile needs no scratch; stream-K shares k out itself, so not with split k.
+  const Config per_tile = space.parse(warptile + "splitk=1,streamk=0");
+  EXPECT_TRUE(family.scratch(big, ConfigView(space, per_tile)).empty());
+  EXPECT_FALSE(space.valid(space.parse(warptile + "splitk=2,streamk=1")));
 }
