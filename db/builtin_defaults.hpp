@@ -35,7 +35,7 @@ inline constexpr BuiltinDefault kBuiltinDefaults[] = {
     // The register-tiled kernel: 128x128 block tile, 8x8 per thread, float4 loads.
     {"matmul",
      "algo=regtile,tile=128,ept=8,pad=0,vec=4,minblocks=1,bk=8,splitk=1,"
-     "shape=square,warp_rows=4,stages=2,swizzle=0,raster=1,transpose=0"},
+     "shape=square,warp_rows=4,stages=2,swizzle=0,raster=1,transpose=0,streamk=0"},
 };
 
 inline const BuiltinDefault* builtin_default(std::string_view family) {
