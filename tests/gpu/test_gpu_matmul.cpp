@@ -10,6 +10,15 @@ using namespace cutune::testing;
 
 namespace {
 const Family& registered_matmul() { return family_named("matmul"); }
+
+// Every config of an edited family's subset is rejected at 192 x 128 x 64 (and there are some).
+void expect_every_config_rejected(const EditedFamily& wrong) {
+  TempDb t;
+  db::Store store(t.path);
+  const auto rows = tune(wrong, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
+  ASSERT_GT(rows.size(), 20u);
+  for (const auto& r : rows) EXPECT_EQ(r.status, "wrong_result") << r.config;
+}
 }  // namespace
 
 TEST(GpuMatmul, EveryConfigOfTheSpaceVerifies) {
@@ -64,24 +73,14 @@ TEST(GpuMatmul, PlantedWrongWarptileIsRejected) {
 // The swizzle must be undone where A's tile is read: reading the row-major tile as if unswizzled
 // takes the wrong k-steps of every row the swizzle moves, in every swizzled variant.
 TEST(GpuMatmul, WarptileSwizzleIsUndoneOnRead) {
-  TempDb t;
-  db::Store store(t.path);
-  const EditedFamily unswizzled(registered_matmul(), "a + r * A_STRIDE + a_chunk(r, kc) * 4",
-                                "a + r * A_STRIDE + kc * 4", "swizzle=1");
-  const auto rows = tune(unswizzled, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
-  ASSERT_GT(rows.size(), 20u);
-  for (const auto& r : rows) EXPECT_EQ(r.status, "wrong_result") << r.config;
+  expect_every_config_rejected(EditedFamily(registered_matmul(), "a + r * A_STRIDE + a_chunk(r, kc) * 4",
+                                            "a + r * A_STRIDE + kc * 4", "swizzle=1"));
 }
 
 // Stream-K's shared tiles: the last block to arrive must add every block's part. Dropping the
 // first part is wrong in every stream-K config: at 192 x 128 x 64 (2 tiles, 2 to 8 k-steps each)
 // the launch asks for a block per k-step, so every tile is shared.
 TEST(GpuMatmul, StreamKAddsEveryPartOfASharedTile) {
-  TempDb t;
-  db::Store store(t.path);
-  const EditedFamily wrong(registered_matmul(), "for (int b = first_block; b <= last_block; ++b) {",
-                           "for (int b = first_block + 1; b <= last_block; ++b) {", "streamk=1");
-  const auto rows = tune(wrong, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
-  ASSERT_GT(rows.size(), 20u);
-  for (const auto& r : rows) EXPECT_EQ(r.status, "wrong_result") << r.config;
+  expect_every_config_rejected(EditedFamily(registered_matmul(), "for (int b = first_block; b <= last_block; ++b) {",
+                                            "for (int b = first_block + 1; b <= last_block; ++b) {", "streamk=1"));
 }
