@@ -2,7 +2,7 @@
 // device-to-device copy bandwidth measured in the same run) and against a library pipeline:
 // a warp-per-row average, then cublasSgemm (fp32, TF32 off) for the products.
 //
-//   bench_avgmatvec [--db PATH] [--device N]
+//   bench_avgmatvec [--db PATH] [--device N] [--problem KEY]...
 #include <iostream>
 
 #include <fmt/format.h>
@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
            "cutune/pipeline speed |\n";
     std::cout << "|---|---|---|---|---|---|---|---|\n";
     for (const Problem& problem : family.problems({})) {
+      if (!bench.wants(problem)) continue;
       const auto n = static_cast<int>(problem.integer("n")), m = static_cast<int>(problem.integer("m")),
                  l = static_cast<int>(problem.integer("l"));
       const auto ours = bench.measure_best(family, problem);

@@ -83,15 +83,6 @@ std::optional<StoredBest> best_stored_config(db::Store& store, const Family& fam
 
 }  // namespace
 
-BenchArgs parse_bench_args(int argc, char** argv) {
-  BenchArgs args{db::default_database_path(), 0};
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (!std::strcmp(argv[i], "--db")) args.db_path = argv[i + 1];
-    if (!std::strcmp(argv[i], "--device")) args.device = std::atoi(argv[i + 1]);
-  }
-  return args;
-}
-
 int bench_main(const char* program, const std::function<void()>& body) {
   try {
     body();
@@ -137,7 +128,7 @@ Verdict check_baseline(const Family& family, const Problem& problem, const HostB
 }
 
 BenchSession::BenchSession(const BenchArgs& args)
-    : device_(args.device), store_(args.db_path), options_(bench_measure_options()) {
+    : args_(args), device_(args.device), store_(args.db_path), options_(bench_measure_options()) {
   CUTUNE_CUDART(cudaSetDevice(args.device));
   CUTUNE_CUDART(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }

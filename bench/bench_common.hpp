@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "bench_args.hpp"
 #include "device.hpp"
 #include "evaluate.hpp"
 #include "family.hpp"
@@ -26,13 +27,6 @@ namespace cutune::bench {
 
 // The seed of the inputs a stored config is re-measured on, so baselines get the same data.
 constexpr std::uint64_t kInputSeed = 0x5eedULL;
-
-// bench_X [--db PATH] [--device N]
-struct BenchArgs {
-  std::string db_path;
-  int device = 0;
-};
-BenchArgs parse_bench_args(int argc, char** argv);
 
 // Runs `body` and turns an exception into one line on stderr and exit status 1.
 int bench_main(const char* program, const std::function<void()>& body);
@@ -84,6 +78,9 @@ class BenchSession {
   BenchSession(const BenchSession&) = delete;  // owns the stream
   BenchSession& operator=(const BenchSession&) = delete;
 
+  // Whether --problem asked for `problem` (every problem when it was not given).
+  bool wants(const Problem& problem) const { return args_.wants(problem); }
+
   // "# TITLE — device (uuid), commit abc1234": the first line of every table.
   void print_title(const std::string& title) const;
 
@@ -112,6 +109,7 @@ class BenchSession {
   db::Store& store() { return store_; }
 
  private:
+  BenchArgs args_;
   Device device_;
   db::Store store_;
   MeasureOptions options_;

@@ -2,7 +2,7 @@
 // bytes, in one run on one GPU. The aligned probe is the kernel copy ceiling that reports compare
 // other kernels with; the session's device record holds cuMemcpy's.
 //
-//   bench_copy [--db PATH] [--device N]
+//   bench_copy [--db PATH] [--device N] [--problem KEY]...
 #include <iostream>
 
 #include <fmt/format.h>
@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
         << "| problem | best stored config | cutune ms | memcpy ms | cutune GB/s | memcpy GB/s | cutune/memcpy |\n";
     std::cout << "|---|---|---|---|---|---|---|\n";
     for (const Problem& problem : copy.problems({})) {
+      if (!bench.wants(problem)) continue;
       const auto ours = bench.measure_best(copy, problem);
       if (!ours) {
         std::cout << fmt::format("| `{}` | not tuned (run tune --kernel copy) | | | | | |\n", problem.key());

@@ -1,7 +1,7 @@
 // The best stored matmul config against cublasSgemm (fp32, TF32 off) at the family's default
 // sizes, in one run on one GPU. cuBLAS's result goes through the family's verification too.
 //
-//   bench_matmul [--db PATH] [--device N]
+//   bench_matmul [--db PATH] [--device N] [--problem KEY]...
 #include <iostream>
 
 #include <fmt/format.h>
@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
                  "cutune/cuBLAS speed |\n";
     std::cout << "|---|---|---|---|---|---|---|\n";
     for (const Problem& problem : matmul.problems({})) {
+      if (!bench.wants(problem)) continue;
       const auto m = static_cast<int>(problem.integer("m")), n = static_cast<int>(problem.integer("n")),
                  k = static_cast<int>(problem.integer("k"));
       const auto ours = bench.measure_best(matmul, problem);

@@ -2,7 +2,7 @@
 // (i, j) — at the family's default sizes, in one run on one GPU. The study's layout is given its
 // best fold stop and staging (every such config is measured), so the speedup is not flattered.
 //
-//   bench_powersum [--db PATH] [--device N]
+//   bench_powersum [--db PATH] [--device N] [--problem KEY]...
 #include <iostream>
 #include <optional>
 
@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
                  "speedup |\n";
     std::cout << "|---|---|---|---|---|---|\n";
     for (const Problem& problem : family.problems({})) {
+      if (!bench.wants(problem)) continue;
       const std::string what =
           fmt::format("{}, {}, {}", problem.integer("w"), problem.integer("a"), problem.text("alphas"));
       const auto ours = bench.measure_best(family, problem);

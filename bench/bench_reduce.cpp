@@ -2,7 +2,7 @@
 // device-to-device copy of the bytes the reduction reads, at n = 2^20, 2^24 and 2^27, in one run on
 // one GPU. Every CUB answer is checked against the reference like a tuned config's.
 //
-//   bench_reduce [--db PATH] [--device N]
+//   bench_reduce [--db PATH] [--device N] [--problem KEY]...
 #include <iostream>
 
 #include <fmt/format.h>
@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
     for (const int log_n : {20, 24, 27}) {
       for (const auto& [op, type] : cases) {
         const Problem problem = ReduceFamily::make_problem(std::int64_t{1} << log_n, op, type);
+        if (!bench.wants(problem)) continue;
         const auto ours = bench.measure_best(reduce, problem);
         if (!ours) {
           std::cout << fmt::format(

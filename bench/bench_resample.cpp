@@ -3,7 +3,7 @@
 // window), for the default day-long series and k = 6, 60, 3600 and 7, in one run on one GPU.
 // CUB has no mean, so the operators are sum (whose code a mean shares) and max.
 //
-//   bench_resample [--db PATH] [--device N]
+//   bench_resample [--db PATH] [--device N] [--problem KEY]...
 #include <iostream>
 
 #include <fmt/format.h>
@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     for (const std::int64_t window : {6, 60, 3600, 7}) {
       for (const ReductionOp op : {ReductionOp::sum, ReductionOp::max}) {
         const Problem problem = ResampleFamily::make_problem(kSeries, kDay, window, op);
+        if (!bench.wants(problem)) continue;
         const auto ours = bench.measure_best(resample, problem);
         if (!ours) {
           std::cout << fmt::format("| `{}` | not tuned (run tune --kernel resample) | | | | | | | | |\n",

@@ -2,11 +2,10 @@
 // int64 offsets through a transform iterator) and against a device-to-device copy of the bytes
 // the scan must move, for n = 2^10 … 2^27, in one run on one GPU.
 //
-//   bench_scan [--db PATH] [--device N] [--min-log K] [--max-log K]
+//   bench_scan [--db PATH] [--device N] [--problem KEY]... [--min-log K] [--max-log K]
 //
 // --min-log/--max-log narrow the sizes to 2^min … 2^max (a profiler run at one size).
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -17,22 +16,11 @@
 
 using namespace cutune;
 
-namespace {
-
-// The value of `--name K` among the arguments, else `fallback`.
-int log_size_option(int argc, char** argv, const char* name, int fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], name)) return std::atoi(argv[i + 1]);
-  return fallback;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  const int min_log = log_size_option(argc, argv, "--min-log", 10),
-            max_log = log_size_option(argc, argv, "--max-log", 27);
   return bench::bench_main("bench_scan", [&] {
-    bench::BenchSession bench(bench::parse_bench_args(argc, argv));
+    const bench::BenchArgs args = bench::parse_bench_args(argc, argv, {"--min-log", "--max-log"});
+    const int min_log = args.integer("--min-log", 10), max_log = args.integer("--max-log", 27);
+    bench::BenchSession bench(args);
     const Family& scan = family_named("scan");
     bench.print_title("scan vs CUB DeviceScan and copy");
     std::cout
@@ -42,6 +30,7 @@ int main(int argc, char** argv) {
     for (int log_n = min_log; log_n <= max_log; ++log_n) {
       const std::int64_t n = std::int64_t{1} << log_n;
       const Problem problem = ScanFamily::make_problem(n, "int32");
+      if (!bench.wants(problem)) continue;
       const auto ours = bench.measure_best(scan, problem);
       if (!ours) {
         std::cout << fmt::format("| 2^{} | not tuned (run tune --kernel scan) | | | | | | | | |\n", log_n);
