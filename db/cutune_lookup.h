@@ -147,6 +147,11 @@ CUTUNE_LOOKUP_C_API cutune_status cutune_match_launch(const cutune_match* match,
  * has memsets (an atomic reduction's zeroed output, say) is wrong when only its launches run. */
 CUTUNE_LOOKUP_C_API size_t cutune_match_step_count(const cutune_match* match);
 CUTUNE_LOOKUP_C_API cutune_status cutune_match_step(const cutune_match* match, size_t index, cutune_step* step);
+/* 1 when step `index` is a launch whose kernel shares its work out over however many blocks run
+ * (matmul's stream-K): its grid is what the measured device held at once, blocks per SM
+ * (cuOccupancyMaxActiveBlocksPerMultiprocessor) times SMs, so size it that way on another GPU.
+ * 0 for other launches and for memsets; -1 past the last step. */
+CUTUNE_LOOKUP_C_API int cutune_match_step_fills_device(const cutune_match* match, size_t index);
 CUTUNE_LOOKUP_C_API int64_t cutune_match_matched_size(const cutune_match* match);
 CUTUNE_LOOKUP_C_API const char* cutune_match_matched_problem(const cutune_match* match);
 /* The fields the answer matched exactly, e.g. "op=sum,type=float32". */

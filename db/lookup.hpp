@@ -103,6 +103,10 @@ struct Launch {
   std::string kernel;
   std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
   unsigned dynamic_shared_bytes = 0;
+  // The kernel shares its work out over however many blocks run (matmul's stream-K), and `grid` is
+  // what the measured device held at once: blocks per SM at this block size and shared memory
+  // (cuOccupancyMaxActiveBlocksPerMultiprocessor) times its SMs. Size it so on another GPU.
+  bool fill_device = false;
 };
 
 // A step that fills part of one of the family's buffers with a repeated 32-bit word before (or

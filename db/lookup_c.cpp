@@ -217,6 +217,12 @@ cutune_status cutune_match_step(const cutune_match* m, size_t index, cutune_step
   });
 }
 
+int cutune_match_step_fills_device(const cutune_match* m, size_t index) {
+  if (!m || index >= m->match->steps.size()) return -1;
+  const auto* launch = std::get_if<cutune::lookup::Launch>(&m->match->steps[index]);
+  return launch && launch->fill_device ? 1 : 0;
+}
+
 int64_t cutune_match_matched_size(const cutune_match* m) { return m->match->matched_size; }
 const char* cutune_match_matched_problem(const cutune_match* m) { return m->match->matched_problem.c_str(); }
 const char* cutune_match_match_key(const cutune_match* m) { return m->match->match_key.c_str(); }

@@ -251,8 +251,27 @@ TEST(Lookup, PlanStepsKeepMemsetsInOrder) {
   EXPECT_EQ(launch->kernel, "scan_lookback");
   EXPECT_EQ(launch->grid[0], 64u);
   EXPECT_EQ(launch->block[0], 512u);
+  EXPECT_FALSE(launch->fill_device);  // stored without the flag
   ASSERT_EQ(m->launches.size(), 1u);
   EXPECT_EQ(m->launches[0].grid[0], 64u);
+}
+
+// A stream-K launch keeps the grid its device held and says that it filled the device.
+TEST(Lookup, LaunchesThatFillTheDeviceSaySo) {
+  TempFolder folder;
+  const std::string path = folder.file("results.db");
+  {
+    db::Store store(path);
+    ResultsBuilder b(store);
+    const auto gpu = b.device("GPU-h100", "NVIDIA H100", 9, 0);
+    b.result(gpu, "matmul", kLarge, "float32", "algo=warptile,streamk=1", 2.8, "ok",
+             R"([{"kernel":"matmul_warptile","grid":[264,1,1],"block":[256,1,1],"fill_device":true}])");
+  }
+  lookup::Database results(path);
+  const auto m = results.find({"matmul", {"GPU-h100", "", 9, 0}, {kLarge, "float32"}});
+  ASSERT_EQ(m->launches.size(), 1u);
+  EXPECT_TRUE(m->launches[0].fill_device);
+  EXPECT_EQ(m->launches[0].grid[0], 264u);
 }
 
 TEST(Lookup, AnswersAreCachedUntilCleared) {

@@ -130,6 +130,30 @@ TEST(LookupC, StepsCarryMemsetsAndLaunchesInOrder) {
   EXPECT_NE(std::string(cutune_last_error()).find("step 2 of 2"), std::string::npos) << cutune_last_error();
 }
 
+// A launch that fills the device (matmul's stream-K) says so through its own accessor, so that
+// cutune_launch keeps its size; other steps say 0, and past the end -1.
+TEST(LookupC, StepsSayWhetherTheirGridFillsTheDevice) {
+  TempFolder folder;
+  const std::string path = folder.file("results.db");
+  {
+    cutune::db::Store store(path);
+    ResultsBuilder b(store);
+    const auto gpu = b.device("GPU-c", "C GPU", 9, 0);
+    b.result(gpu, "matmul", 4096, "float32", "algo=warptile,streamk=1", 2.8, "ok",
+             R"([{"memset":"tickets","word":0,"bytes":4096,"byte_offset":0},)"
+             R"({"kernel":"matmul_warptile","grid":[264,1,1],"block":[256,1,1],"fill_device":true}])");
+  }
+  Handles h;
+  ASSERT_EQ(cutune_db_open(path.c_str(), &h.db), CUTUNE_OK) << cutune_last_error();
+  const cutune_query q{sizeof(cutune_query), "matmul", "GPU-c", nullptr, 9, 0, 4096, "float32", nullptr, 0};
+  ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
+  ASSERT_EQ(cutune_match_step_count(h.match), 2u);
+  EXPECT_EQ(cutune_match_step_fills_device(h.match, 0), 0);  // the memset
+  EXPECT_EQ(cutune_match_step_fills_device(h.match, 1), 1);
+  EXPECT_EQ(cutune_match_step_fills_device(h.match, 2), -1);
+  EXPECT_EQ(cutune_match_step_fills_device(nullptr, 0), -1);
+}
+
 TEST(LookupC, BuiltinDefaultHasNoTimeAndInfiniteDistance) {
   OneDevice fixture;
   Handles h;
