@@ -224,20 +224,27 @@ TEST(Lookup, ParametersAndLaunches) {
 
 // A plan with memsets (an atomic reduction presets its output first) comes back whole and in
 // order, as the tuner stores it (stored_step); `launches` still lists the launches alone.
-TEST(Lookup, PlanStepsKeepMemsetsInOrder) {
+namespace {
+// The answer for the one float32 result of `family` at kLarge on "GPU-h200", whose plan is `plan_json`.
+std::shared_ptr<const lookup::Match> the_only_result(const std::string& family, const std::string& config,
+                                                     const std::string& plan_json) {
   TempFolder folder;
   const std::string path = folder.file("results.db");
   {
     db::Store store(path);
     ResultsBuilder b(store);
-    const auto gpu = b.device("GPU-h200", "NVIDIA H200", 9, 0);
-    nlohmann::json plan = nlohmann::json::array();
-    plan.push_back(stored_step(MemsetStep{"out", 0x7f800000u, 4, 8, true}));
-    plan.push_back(nlohmann::json::parse(cutune::testing::launch_json_for(512, 64)).at(0));
-    b.result(gpu, "reduce", kLarge, "float32", "algo=atomic,block=512", 0.006, "ok", plan.dump());
+    b.result(b.device("GPU-h200", "NVIDIA H200", 9, 0), family, kLarge, "float32", config, 0.006, "ok", plan_json);
   }
   lookup::Database results(path);
-  const auto m = results.find({"reduce", {"GPU-h200", "", 9, 0}, {kLarge, "float32"}});
+  return results.find({family, {"GPU-h200", "", 9, 0}, {kLarge, "float32"}});
+}
+}  // namespace
+
+TEST(Lookup, PlanStepsKeepMemsetsInOrder) {
+  nlohmann::json plan = nlohmann::json::array();
+  plan.push_back(stored_step(MemsetStep{"out", 0x7f800000u, 4, 8, true}));
+  plan.push_back(nlohmann::json::parse(cutune::testing::launch_json_for(512, 64)).at(0));
+  const auto m = the_only_result("reduce", "algo=atomic,block=512", plan.dump());
   ASSERT_EQ(m->steps.size(), 2u);
   const auto* memset = std::get_if<lookup::Memset>(&m->steps[0]);
   ASSERT_NE(memset, nullptr);
@@ -258,17 +265,9 @@ TEST(Lookup, PlanStepsKeepMemsetsInOrder) {
 
 // A stream-K launch keeps the grid its device held and says that it filled the device.
 TEST(Lookup, LaunchesThatFillTheDeviceSaySo) {
-  TempFolder folder;
-  const std::string path = folder.file("results.db");
-  {
-    db::Store store(path);
-    ResultsBuilder b(store);
-    const auto gpu = b.device("GPU-h100", "NVIDIA H100", 9, 0);
-    b.result(gpu, "matmul", kLarge, "float32", "algo=warptile,streamk=1", 2.8, "ok",
-             R"([{"kernel":"matmul_warptile","grid":[264,1,1],"block":[256,1,1],"fill_device":true}])");
-  }
-  lookup::Database results(path);
-  const auto m = results.find({"matmul", {"GPU-h100", "", 9, 0}, {kLarge, "float32"}});
+  const auto m =
+      the_only_result("matmul", "algo=warptile,streamk=1",
+                      R"([{"kernel":"matmul_warptile","grid":[264,1,1],"block":[256,1,1],"fill_device":true}])");
   ASSERT_EQ(m->launches.size(), 1u);
   EXPECT_TRUE(m->launches[0].fill_device);
   EXPECT_EQ(m->launches[0].grid[0], 264u);

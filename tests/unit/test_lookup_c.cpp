@@ -96,22 +96,30 @@ TEST(LookupC, EveryAccessor) {
   EXPECT_NE(std::string(cutune_last_error()).find("sm_80"), std::string::npos) << cutune_last_error();
 }
 
-// The plan's steps: a memset, then the launch, each with its fields; past the end: NOT_FOUND.
-TEST(LookupC, StepsCarryMemsetsAndLaunchesInOrder) {
-  TempFolder folder;
+namespace {
+// Opens a database of one float32 result of `family` at n = 4096 on "GPU-c", whose plan is
+// `plan_json`, and finds it: a test of what the plan's steps say.
+void find_the_only_result(TempFolder& folder, Handles& h, const char* family, const char* config,
+                          const std::string& plan_json) {
   const std::string path = folder.file("results.db");
   {
     cutune::db::Store store(path);
     ResultsBuilder b(store);
-    const auto gpu = b.device("GPU-c", "C GPU", 9, 0);
-    const std::string launch = cutune::testing::launch_json_for(128, 7);
-    b.result(gpu, "reduce", 4096, "float32", "algo=atomic,block=128", 0.01, "ok",
-             R"([{"memset":"out","word":0,"bytes":4,"byte_offset":0},)" + launch.substr(1));
+    b.result(b.device("GPU-c", "C GPU", 9, 0), family, 4096, "float32", config, 0.01, "ok", plan_json);
   }
-  Handles h;
   ASSERT_EQ(cutune_db_open(path.c_str(), &h.db), CUTUNE_OK) << cutune_last_error();
-  const cutune_query q{sizeof(cutune_query), "reduce", "GPU-c", nullptr, 9, 0, 4096, "float32", nullptr, 0};
+  const cutune_query q{sizeof(cutune_query), family, "GPU-c", nullptr, 9, 0, 4096, "float32", nullptr, 0};
   ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
+}
+}  // namespace
+
+// The plan's steps: a memset, then the launch, each with its fields; past the end: NOT_FOUND.
+TEST(LookupC, StepsCarryMemsetsAndLaunchesInOrder) {
+  TempFolder folder;
+  Handles h;
+  const std::string launch = cutune::testing::launch_json_for(128, 7);
+  find_the_only_result(folder, h, "reduce", "algo=atomic,block=128",
+                       R"([{"memset":"out","word":0,"bytes":4,"byte_offset":0},)" + launch.substr(1));
   ASSERT_EQ(cutune_match_step_count(h.match), 2u);
   EXPECT_EQ(cutune_match_launch_count(h.match), 1u);
   cutune_step step = CUTUNE_STEP_INIT;
@@ -134,19 +142,10 @@ TEST(LookupC, StepsCarryMemsetsAndLaunchesInOrder) {
 // cutune_launch keeps its size; other steps say 0, and past the end -1.
 TEST(LookupC, StepsSayWhetherTheirGridFillsTheDevice) {
   TempFolder folder;
-  const std::string path = folder.file("results.db");
-  {
-    cutune::db::Store store(path);
-    ResultsBuilder b(store);
-    const auto gpu = b.device("GPU-c", "C GPU", 9, 0);
-    b.result(gpu, "matmul", 4096, "float32", "algo=warptile,streamk=1", 2.8, "ok",
-             R"([{"memset":"tickets","word":0,"bytes":4096,"byte_offset":0},)"
-             R"({"kernel":"matmul_warptile","grid":[264,1,1],"block":[256,1,1],"fill_device":true}])");
-  }
   Handles h;
-  ASSERT_EQ(cutune_db_open(path.c_str(), &h.db), CUTUNE_OK) << cutune_last_error();
-  const cutune_query q{sizeof(cutune_query), "matmul", "GPU-c", nullptr, 9, 0, 4096, "float32", nullptr, 0};
-  ASSERT_EQ(cutune_find(h.db, &q, &h.match), CUTUNE_OK) << cutune_last_error();
+  find_the_only_result(folder, h, "matmul", "algo=warptile,streamk=1",
+                       R"([{"memset":"tickets","word":0,"bytes":4096,"byte_offset":0},)"
+                       R"({"kernel":"matmul_warptile","grid":[264,1,1],"block":[256,1,1],"fill_device":true}])");
   ASSERT_EQ(cutune_match_step_count(h.match), 2u);
   EXPECT_EQ(cutune_match_step_fills_device(h.match, 0), 0);  // the memset
   EXPECT_EQ(cutune_match_step_fills_device(h.match, 1), 1);
