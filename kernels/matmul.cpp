@@ -30,6 +30,18 @@ struct Dims {
 };
 Dims dims_of(const Problem& p) { return {p.integer("m"), p.integer("n"), p.integer("k")}; }
 
+// The block tiles a config cuts C into (partial tiles at the edges included).
+struct TileGrid {
+  std::int64_t rows, columns, tile_rows, tile_columns;  // tiles down and across; a tile's extent
+  std::int64_t count() const { return rows * columns; }
+};
+TileGrid tile_grid(const Problem& p, const ConfigView& c) {
+  const std::int64_t m = p.integer("m"), n = p.integer("n");
+  const std::int64_t rows = MatmulFamily::tile_rows(c["tile"], c["shape"]);
+  const std::int64_t columns = MatmulFamily::tile_columns(c["tile"], c["shape"]);
+  return {(m + rows - 1) / rows, (n + columns - 1) / columns, rows, columns};
+}
+
 // Relative error allowed against the exact result: fp32 accumulation of k positive products in
 // any order (gamma_k, which covers products rounded separately or fused), plus the rounding of
 // the double reference to float (u) and the reference's own double rounding (negligible, < u).
@@ -68,10 +80,8 @@ std::int64_t MatmulFamily::dynamic_shared_bytes(const ConfigView& c) {
 std::int64_t MatmulFamily::stream_k_blocks(const Problem& p, const ConfigView& c) {
   // The launch asks for one block per k-step at most, and the evaluator cuts it to the blocks the
   // device holds at once (fill_device).
-  const auto [m, n, k] = dims_of(p);
-  const std::int64_t rows = tile_rows(c["tile"], c["shape"]), columns = tile_columns(c["tile"], c["shape"]);
-  const std::int64_t steps = ((m + rows - 1) / rows) * ((n + columns - 1) / columns) * ((k + c["bk"] - 1) / c["bk"]);
-  return std::min(steps, kMaxStreamKBlocks);
+  const std::int64_t k = p.integer("k");
+  return std::min(tile_grid(p, c).count() * ((k + c["bk"] - 1) / c["bk"]), kMaxStreamKBlocks);
 }
 
 namespace {
@@ -231,8 +241,8 @@ std::vector<BufferSpec> MatmulFamily::buffers(const Problem& p) const {
 
 std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) const {
   const auto [m, n, k] = dims_of(p);
-  const std::int64_t rows = tile_rows(c["tile"], c["shape"]), columns = tile_columns(c["tile"], c["shape"]);
-  const Dim3 grid{static_cast<unsigned>((n + columns - 1) / columns), static_cast<unsigned>((m + rows - 1) / rows),
+  const TileGrid tiles = tile_grid(p, c);
+  const Dim3 grid{static_cast<unsigned>(tiles.columns), static_cast<unsigned>(tiles.rows),
                   static_cast<unsigned>(c["splitk"])};
   const Dim3 block{static_cast<unsigned>(threads(c["tile"], c["ept"], c["shape"]))};
   // Rows of A and B start 16-byte aligned only when k and n are multiples of 4; otherwise the
@@ -242,7 +252,6 @@ std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) cons
   const std::string kernel = std::string(kernels[c["algo"]]) + (aligned_rows ? "" : "_scalar");
   const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c));
   if (c["streamk"] == 1) {
-    const std::int64_t tiles = std::int64_t{grid.x} * grid.y;
     KernelLaunch launch{
         kernel,
         Dim3{static_cast<unsigned>(stream_k_blocks(p, c))},
@@ -251,7 +260,7 @@ std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) cons
         {BufferArg{"a"}, BufferArg{"b"}, BufferArg{"c"}, static_cast<std::int32_t>(m), static_cast<std::int32_t>(n),
          static_cast<std::int32_t>(k), BufferArg{"workspace"}, BufferArg{"tickets"}}};
     launch.fill_device = true;
-    return {MemsetStep{"tickets", 0, tiles * 4}, launch};  // a ticket per tile, counted up from 0
+    return {MemsetStep{"tickets", 0, tiles.count() * 4}, launch};  // a ticket per tile, counted up from 0
   }
   const KernelLaunch launch{kernel,
                             grid,
@@ -265,12 +274,10 @@ std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) cons
 
 std::vector<BufferSpec> MatmulFamily::scratch(const Problem& p, const ConfigView& c) const {
   if (c["streamk"] == 0) return {};
-  const auto [m, n, k] = dims_of(p);
-  const std::int64_t rows = tile_rows(c["tile"], c["shape"]), columns = tile_columns(c["tile"], c["shape"]);
-  const std::int64_t tiles = ((m + rows - 1) / rows) * ((n + columns - 1) / columns);
+  const TileGrid tiles = tile_grid(p, c);
   // Two parts of a tile a block: where its run starts and where it ends.
-  return {{"workspace", 2 * stream_k_blocks(p, c) * rows * columns * 4, BufferRole::scratch},
-          {"tickets", tiles * 4, BufferRole::scratch}};
+  return {{"workspace", 2 * stream_k_blocks(p, c) * tiles.tile_rows * tiles.tile_columns * 4, BufferRole::scratch},
+          {"tickets", tiles.count() * 4, BufferRole::scratch}};
 }
 
 void MatmulFamily::generate_inputs(const Problem&, std::uint64_t seed, HostBuffers& inputs) const {
