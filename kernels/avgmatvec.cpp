@@ -26,14 +26,22 @@ Space AvgmatvecFamily::space(const DeviceLimits& limits) const {
   // Labels are appended, never reordered: a stored config's fuse value keeps its meaning. (Configs
   // are stored by label; the stream and pipe labels that followed fused were removed, and so was
   // splitpf after split64k4: their stored configs no longer parse.)
-  s.labelled_axis("fuse", {"split", "fused", "split64x32", "split64k2", "split64k4"},
+  s.labelled_axis("fuse",
+                  {"split", "fused", "split64x32", "split64k2", "split64k4", "splitcp", "split64k2cp", "split64k4cp"},
                   "averages to memory then a tiled product (64 x 64 tiles; 64 x 32; 64 x 64 with the depth split in "
-                  "2 or 4 blocks, the last to finish adding them; all but split prefetch their slabs of A and the "
-                  "averages into L2); fused: one block per set")
+                  "2 or 4 blocks, the last to finish adding them; split64x32 and split64k2/k4 prefetch their slabs "
+                  "of A and the averages into L2; the cp forms feed split's, split64k2's and split64k4's tiles by "
+                  "a cp.async pipeline); fused: one block per set")
       .labelled_axis("reduce", {"warp", "shared"}, "a row of M values: warp shuffles, or a block-wide shared tree")
       .axis("block", {128, 256, 512, 1024}, "threads per block of the averages (avg_rows, or the fused kernel)")
       .axis("ept", {1, 2, 4, 8}, "vector loads in flight per thread")
       .axis("vec", {1, 2, 4}, "floats per vector load")
+      .require("the cp forms need cp.async (sm_80 or newer)",
+               [major = limits.cc_major](const ConfigView& c) { return !matvec_async(c["fuse"]) || major >= 8; })
+      .require("the cp forms' pipeline buffers <= device opt-in shared memory per block",
+               [max = limits.max_shared_per_block_optin](const ConfigView& c) {
+                 return !matvec_async(c["fuse"]) || matvec_shape(c["fuse"]).dynamic_shared_bytes() <= max;
+               })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory (tree + the fused kernel's average of the longest vectors) <= device opt-in limit",
@@ -99,9 +107,19 @@ AvgmatvecFamily::MatvecShape AvgmatvecFamily::matvec_shape(std::int64_t fuse) {
       return {64, 64, 2};
     case split_64k4:
       return {64, 64, 4};
+    case split_cp:
+      return {64, 64, 1, true};
+    case split_64k2_cp:
+      return {64, 64, 2, true};
+    case split_64k4_cp:
+      return {64, 64, 4, true};
     default:
       throw Error(fmt::format("avgmatvec: fuse value {} is not a split variant", fuse));
   }
+}
+
+bool AvgmatvecFamily::matvec_async(std::int64_t fuse) {
+  return fuse == split_cp || fuse == split_64k2_cp || fuse == split_64k4_cp;
 }
 
 namespace {
@@ -150,8 +168,8 @@ std::vector<Step> AvgmatvecFamily::plan(const Problem& p, const ConfigView& c) c
                        block,
                        0,
                        {BufferArg{"v"}, n32, m32, l32, BufferArg{"avg"}}},
-          KernelLaunch{"matvec_tiles", matvec_grid(n, l, shape), Dim3{static_cast<unsigned>(shape.threads())}, 0,
-                       std::move(product_args)}};
+          KernelLaunch{"matvec_tiles", matvec_grid(n, l, shape), Dim3{static_cast<unsigned>(shape.threads())},
+                       static_cast<unsigned>(shape.dynamic_shared_bytes()), std::move(product_args)}};
 }
 
 void AvgmatvecFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {

@@ -12,11 +12,21 @@ namespace cutune {
 class AvgmatvecFamily : public Family {
  public:
   // split64x32, split64k2, split64k4: split with other tiles of the product (see matvec_shape);
-  // they ask L2 for their slabs of A and avg first.
+  // they ask L2 for their slabs of A and avg first. splitcp, split64k2cp, split64k4cp: the tiles of
+  // split, split64k2 and split64k4 fed by a cp.async pipeline (sm_80 and newer).
   // (Stream and pipe variants held values 2 to 6 until they were removed, having lost to split
   // at every size measured; splitpf, split's tiles with the prefetch, held 5 and was removed, never
   // faster than split or split64k2/k4. Configs are stored by label, so theirs no longer parse.)
-  enum Fuse : std::int64_t { split = 0, fused = 1, split_64x32 = 2, split_64k2 = 3, split_64k4 = 4 };
+  enum Fuse : std::int64_t {
+    split = 0,
+    fused = 1,
+    split_64x32 = 2,
+    split_64k2 = 3,
+    split_64k4 = 4,
+    split_cp = 5,
+    split_64k2_cp = 6,
+    split_64k4_cp = 7
+  };
   enum Reduce : std::int64_t { warp = 0, shared = 1 };
   // The fused kernel keeps one set's average (L floats) in shared memory: at most 48 KiB.
   static constexpr std::int64_t kMaxLength = 12288;
@@ -46,12 +56,17 @@ class AvgmatvecFamily : public Family {
   static double relative_tolerance(std::int64_t m, std::int64_t l);
 
   // The split form's product: tiles of `rows` rows of y x `sets` sets, their depth split in
-  // `parts` blocks; mirrors the template's table.
+  // `parts` blocks, fed through registers or by cp.async; mirrors the template's table.
   struct MatvecShape {
     std::int64_t rows, sets, parts;
+    bool async = false;
     std::int64_t threads() const { return rows * sets / 16; }  // 4 x 4 results a thread
+    // The cp.async pipeline's buffers (dynamic shared memory): 4 stages of the tile's rows of A
+    // and of avg, 32 floats deep plus 4 of padding; none for the other kernel.
+    std::int64_t dynamic_shared_bytes() const { return async ? 4 * (rows + sets) * (32 + 4) * 4 : 0; }
   };
-  static MatvecShape matvec_shape(std::int64_t fuse);
+  static MatvecShape matvec_shape(std::int64_t fuse);  // for split variants only
+  static bool matvec_async(std::int64_t fuse);         // the cp forms; false for fused too
 };
 
 // y (l x n) = A (l x l) times the averages of the n sets of v (laid out v[n][l][m]), in double.

@@ -18,6 +18,9 @@
 //                    64 x 64 tiles whose depth is split in 2 or 4 parts (blocks), the last part
 //                    of a tile to finish adding them: more blocks where N and L are small;
 //                    2 to 4 prefetch their slabs of A and avg into L2 (see prefetch_slab), 0 does not
+//                  5 splitcp, 6 split64k2cp, 7 split64k4cp: split's, split64k2's and split64k4's tiles
+//                    fed by a cp.async pipeline: steps 32 deep, 3 of them in flight ahead of the
+//                    one computed (see the second matvec_tiles)
 //   CUTUNE_REDUCE  how a row of M values is added up: 0 a warp per row, shuffles;
 //                  1 a block per row, shared-memory tree
 //   CUTUNE_BLOCK   threads per block of avg_rows / the fused kernel
@@ -146,14 +149,31 @@ avg_rows(const float* __restrict__ v, int sets, int m, int l, float* __restrict_
 #define MV_SETS 64
 #define MV_PARTS 4
 #define MV_PREFETCH 1
+#elif CUTUNE_FUSE >= 5 && CUTUNE_FUSE <= 7
+#define MV_ROWS 64
+#define MV_SETS 64
+#define MV_PARTS (CUTUNE_FUSE == 5 ? 1 : CUTUNE_FUSE == 6 ? 2 : 4)
+#define MV_PREFETCH 0  // the pipeline asks for its steps ahead of time itself
+#define MV_ASYNC 1
 #else
-#error "CUTUNE_FUSE: 0 and 2 to 4 are the split variants"
+#error "CUTUNE_FUSE: 0 and 2 to 7 are the split variants"
 #endif
+#ifndef MV_ASYNC
+#define MV_ASYNC 0
+#endif
+#if MV_ASYNC
+#define MV_DEPTH 32                  // depth of a pipeline step
+#define MV_STAGES 4                  // shared buffers: 3 steps in flight while one is computed
+#define MV_PITCH (MV_DEPTH + 4)      // floats per shared row; see matvec_tiles below
+#else
 #define MV_DEPTH 16
+#endif
 #define MV_THREADS (MV_ROWS * MV_SETS / 16)
 #define MV_A_QUADS (MV_ROWS * MV_DEPTH / 4 / MV_THREADS)    // quads of A's tile each thread fetches
 #define MV_AVG_QUADS (MV_SETS * MV_DEPTH / 4 / MV_THREADS)  // and of avg's
 static_assert(MV_A_QUADS >= 1 && MV_AVG_QUADS >= 1 && MV_ROWS % 4 == 0 && MV_SETS % 4 == 0, "matvec tile shape");
+static_assert(MV_ROWS * MV_DEPTH / 4 % MV_THREADS == 0 && MV_SETS * MV_DEPTH / 4 % MV_THREADS == 0,
+              "every thread copies as many quads of a step");
 
 // One quad of a tile: row r0 + q / 4 and depth d0 + q % 4 * 4 of a row-major matrix with row
 // pitch `pitch`, four consecutive floats; zero outside the matrix's `rows` and beyond column
@@ -202,15 +222,21 @@ __device__ __forceinline__ void prefetch_slab(const float* g, int rows, int pitc
   }
 }
 
-// This thread's results (rows ty * 4 + i, sets tx * 4 + j of the tile) into y.
+// Rows and sets of the tile that this thread's results belong to: runs of 4 (ty * 4 + i, tx * 4 +
+// j) for the register-staged kernel, which reads its 4 rows at one depth as a float4; strided (ty
+// + 16 i, tx + 16 j) for the cp.async one, which reads 4 depths of one row as a float4.
+__device__ __forceinline__ int result_row(int ty, int i) { return MV_ASYNC ? ty + MV_ROWS / 4 * i : ty * 4 + i; }
+__device__ __forceinline__ int result_set(int tx, int j) { return MV_ASYNC ? tx + MV_SETS / 4 * j : tx * 4 + j; }
+
+// This thread's results into y.
 __device__ __forceinline__ void store_results(const float (&acc)[4][4], int row0, int set0, int tx, int ty, int sets, int l,
                                               float* __restrict__ y) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const int row = row0 + ty * 4 + i;
+    const int row = row0 + result_row(ty, i);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const int set = set0 + tx * 4 + j;
+      const int set = set0 + result_set(tx, j);
       if (row < l && set < sets) y[(long long)row * sets + set] = acc[i][j];
     }
   }
@@ -236,22 +262,79 @@ __device__ __forceinline__ bool last_to_arrive(unsigned int* counter, unsigned i
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(MV_THREADS)
+// The end of a tile's block: y, or with MV_PARTS > 1 this block's part of the tile, and y from the
+// last part of the tile to finish.
+__device__ __forceinline__ void finish_tile(const float (&acc)[4][4], int row0, int set0, int tx, int ty, int sets, int l,
+                                            float* __restrict__ parts, unsigned int* __restrict__ finished,
+                                            float* __restrict__ y) {
 #if MV_PARTS == 1
-matvec_tiles(const float* __restrict__ a, const float* __restrict__ avg, int sets, int l, float* __restrict__ y) {
+  store_results(acc, row0, set0, tx, ty, sets, l, y);
 #else
-matvec_tiles(const float* __restrict__ a, const float* __restrict__ avg, int sets, int l, float* __restrict__ parts,
-             unsigned int* __restrict__ finished, float* __restrict__ y) {
+  const int part = blockIdx.z;
+  // parts: [tile][part][i][thread] float4s (tile = blockIdx.y * gridDim.x + blockIdx.x), so a
+  // tile's parts are one region and each store of a warp is 512 contiguous bytes.
+  const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+  float4* tile_parts = reinterpret_cast<float4*>(parts) + (long long)tile * MV_PARTS * 4 * MV_THREADS;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    tile_parts[(part * 4 + i) * MV_THREADS + threadIdx.x] = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+  if (!last_to_arrive(&finished[tile], MV_PARTS)) return;
+  // The parts in order (the same sums every run, whichever block is last); this block's own
+  // from its registers.
+  float sum[4][4] = {};
+  for (int z = 0; z < MV_PARTS; ++z) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float4 w = z == part ? make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3])
+                                 : __ldcg(&tile_parts[(z * 4 + i) * MV_THREADS + threadIdx.x]);  // from L2: other SMs wrote it
+      sum[i][0] += w.x, sum[i][1] += w.y, sum[i][2] += w.z, sum[i][3] += w.w;
+    }
+  }
+  store_results(sum, row0, set0, tx, ty, sets, l, y);
+#if __CUDA_ARCH__ >= 800
+  // The tile's parts are dead now: drop their L2 lines unwritten, or they would go back to
+  // memory during the next pass over v. The region is whole lines (16 KiB a part, the scratch
+  // 256-byte aligned).
+  __syncthreads();  // every thread has read its parts
+  const unsigned long long region = (unsigned long long)tile_parts;
+  for (unsigned int offset = threadIdx.x * 128u; offset < MV_PARTS * 4u * MV_THREADS * 16u; offset += MV_THREADS * 128u)
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(region + offset) : "memory");
 #endif
+#endif
+}
+
+// The product's parameters, the same for both kernels below; parts and finished only with MV_PARTS > 1.
+#if MV_PARTS == 1
+#define MATVEC_PARAMS \
+  const float *__restrict__ a, const float *__restrict__ avg, int sets, int l, float *__restrict__ y
+#define MATVEC_PARTS nullptr, nullptr
+#else
+#define MATVEC_PARAMS                                                                                       \
+  const float *__restrict__ a, const float *__restrict__ avg, int sets, int l, float *__restrict__ parts, \
+      unsigned int *__restrict__ finished, float *__restrict__ y
+#define MATVEC_PARTS parts, finished
+#endif
+
+// This block's part of the depth: steps [first, last) of MV_DEPTH, split evenly.
+struct DepthPart {
+  int first, last, limit;  // limit: the end of the part in columns (the matrices' l at most)
+  __device__ __forceinline__ DepthPart(int l) {
+    const int all_steps = (l + MV_DEPTH - 1) / MV_DEPTH, part = blockIdx.z;
+    first = (int)((long long)all_steps * part / MV_PARTS);
+    last = (int)((long long)all_steps * (part + 1) / MV_PARTS);
+    limit = min(l, last * MV_DEPTH);
+  }
+};
+
+#if !MV_ASYNC
+extern "C" __global__ void __launch_bounds__(MV_THREADS) matvec_tiles(MATVEC_PARAMS) {
   __shared__ __align__(16) float a_tile[2][MV_DEPTH][MV_ROWS + 4];    // a_tile[.][p][row of y]
   __shared__ __align__(16) float avg_tile[2][MV_DEPTH][MV_SETS + 4];  // avg_tile[.][p][set]
   const int tx = threadIdx.x % (MV_SETS / 4), ty = threadIdx.x / (MV_SETS / 4);
   const int row0 = blockIdx.y * MV_ROWS, set0 = blockIdx.x * MV_SETS;
   const bool vector_ok = l % 4 == 0;
-  // This block's part of the depth: steps [first, last) of 16, split evenly.
-  const int all_steps = (l + MV_DEPTH - 1) / MV_DEPTH, part = blockIdx.z;
-  const int first = (int)((long long)all_steps * part / MV_PARTS), last = (int)((long long)all_steps * (part + 1) / MV_PARTS);
-  const int limit = min(l, last * MV_DEPTH);
+  const DepthPart depth(l);
+  const int first = depth.first, last = depth.last, limit = depth.limit;
 #if MV_PREFETCH
   prefetch_slab(a, l, l, row0, MV_ROWS, first * MV_DEPTH, limit);
   prefetch_slab(avg, sets, l, set0, MV_SETS, first * MV_DEPTH, limit);
@@ -301,40 +384,140 @@ matvec_tiles(const float* __restrict__ a, const float* __restrict__ avg, int set
     }
     __syncthreads();
   }
-#if MV_PARTS == 1
-  store_results(acc, row0, set0, tx, ty, sets, l, y);
+  finish_tile(acc, row0, set0, tx, ty, sets, l, MATVEC_PARTS, y);
+}
+
 #else
-  // parts: [tile][part][i][thread] float4s (tile = blockIdx.y * gridDim.x + blockIdx.x), so a
-  // tile's parts are one region and each store of a warp is 512 contiguous bytes.
-  const int tile = blockIdx.y * gridDim.x + blockIdx.x;
-  float4* tile_parts = reinterpret_cast<float4*>(parts) + (long long)tile * MV_PARTS * 4 * MV_THREADS;
+// ---- the cp.async product: split's tiles, fed by a pipeline --------------------------------------
+//
+// The register-staged kernel above fetches one step (16 deep) ahead: with one 256-thread block an
+// SM, a step's multiply-adds (2 warps a scheduler, 256 each) take less time than its loads, and
+// Nsight Compute saw its schedulers issue 0.42 instructions a cycle (N = L = 512, H200). Here
+// cp.async copies steps of 32 into MV_STAGES shared buffers, MV_STAGES - 1 steps ahead of the one
+// computed, with no registers spent on staging and one barrier a step.
+//
+// A stage is the tile's MV_ROWS rows of A then its MV_SETS rows of avg, MV_DEPTH floats each,
+// row-major as in global memory (cp.async copies 16-byte runs and cannot transpose). A thread
+// reads 4 depths of a row as a float4: of A its rows ty + 16 i, of avg its sets tx + 16 j. A warp
+// is 8 tx by 4 ty (cp_thread_of), so each of its reads touches 8 consecutive rows of avg or 4 of A,
+// and a row pitch of MV_DEPTH + 4 floats (9 16-byte units, odd) puts 8 consecutive rows in the 8
+// distinct 16-byte bank groups: one wavefront per read. (16 tx by 2 ty, as the register-staged
+// kernel has it, needs two for avg's 16 rows: a third more shared-memory traffic, which is what
+// the schedulers waited on most.)
+
+extern __shared__ __align__(16) float mv_stages[];  // [MV_STAGES][MV_ROWS + MV_SETS][MV_PITCH]
+
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes from global to shared memory, or 16 zero bytes where !inside (nothing is read then).
+__device__ __forceinline__ void copy16(unsigned dst, const float* src, bool inside) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0));
+}
+
+// 4 bytes, or a zero: for rows that are not 16-byte aligned (l % 4 != 0).
+__device__ __forceinline__ void copy4(unsigned dst, const float* src, bool inside) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 4 : 0));
+}
+
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
+
+// Until at most N of this thread's committed groups are in flight.
+template <int N>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// Rows r0 .. r0 + ROWS of the row-major l-wide matrix g (of `rows`), columns d0 .. d0 + MV_DEPTH,
+// into shared rows `shared` (MV_PITCH apart); zeros past `rows` and past column `limit`.
+// Consecutive threads copy consecutive 16-byte runs of a row.
+template <int ROWS>
+__device__ __forceinline__ void copy_rows(float* shared, const float* __restrict__ g, int rows, int l, int limit, int r0,
+                                          int d0, bool wide) {
+  constexpr int quads = MV_DEPTH / 4;  // 16-byte runs a row
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
-    tile_parts[(part * 4 + i) * MV_THREADS + threadIdx.x] = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-  if (!last_to_arrive(&finished[tile], MV_PARTS)) return;
-  // The parts in order (the same sums every run, whichever block is last); this block's own
-  // from its registers.
-  float sum[4][4] = {};
-  for (int z = 0; z < MV_PARTS; ++z) {
+  for (int k = 0; k < ROWS * quads / MV_THREADS; ++k) {
+    const int q = threadIdx.x + k * MV_THREADS, r = q / quads, d = d0 + q % quads * 4;
+    const bool row_inside = r0 + r < rows;
+    const float* src = g + (long long)(r0 + r) * l + d;
+    const unsigned dst = shared_address(shared + r * MV_PITCH + q % quads * 4);
+    if (wide) {  // l % 4 == 0, so limit is too: the four are in or out together
+      const bool inside = row_inside && d < limit;
+      copy16(dst, inside ? src : g, inside);
+    } else {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float4 w = z == part ? make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3])
-                                 : __ldcg(&tile_parts[(z * 4 + i) * MV_THREADS + threadIdx.x]);  // from L2: other SMs wrote it
-      sum[i][0] += w.x, sum[i][1] += w.y, sum[i][2] += w.z, sum[i][3] += w.w;
+      for (int e = 0; e < 4; ++e) {
+        const bool inside = row_inside && d + e < limit;
+        copy4(dst + 4 * e, inside ? src + e : g, inside);
+      }
     }
   }
-  store_results(sum, row0, set0, tx, ty, sets, l, y);
-#if __CUDA_ARCH__ >= 800
-  // The tile's parts are dead now: drop their L2 lines unwritten, or they would go back to
-  // memory during the next pass over v. The region is whole lines (16 KiB a part, the scratch
-  // 256-byte aligned).
-  __syncthreads();  // every thread has read its parts
-  const unsigned long long region = (unsigned long long)tile_parts;
-  for (unsigned int offset = threadIdx.x * 128u; offset < MV_PARTS * 4u * MV_THREADS * 16u; offset += MV_THREADS * 128u)
-    asm volatile("discard.global.L2 [%0], 128;" ::"l"(region + offset) : "memory");
-#endif
-#endif
 }
+
+// This thread's tx (0 .. 15) and ty (0 .. 15): lanes are 8 tx by 4 ty, warps 2 by 8 of those.
+struct CpThread {
+  int tx, ty;
+};
+__device__ __forceinline__ CpThread cp_thread_of(int thread) {
+  const int lane = thread % 32, warp = thread / 32;
+  return {warp % 2 * 8 + lane % 8, warp / 2 * 4 + lane / 8};
+}
+
+extern "C" __global__ void __launch_bounds__(MV_THREADS) matvec_tiles(MATVEC_PARAMS) {
+  static_assert(MV_ROWS == 64 && MV_SETS == 64, "cp_thread_of lays out 64 x 64 tiles");
+  constexpr int stage_floats = (MV_ROWS + MV_SETS) * MV_PITCH;
+  const auto [tx, ty] = cp_thread_of(threadIdx.x);
+  const int row0 = blockIdx.y * MV_ROWS, set0 = blockIdx.x * MV_SETS;
+  const bool wide = l % 4 == 0;
+  const DepthPart depth(l);
+  const int steps = depth.last - depth.first;
+  const auto copy_step = [&](int k) {  // step k of this block's part into its buffer
+    float* stage = mv_stages + k % MV_STAGES * stage_floats;
+    const int d0 = (depth.first + k) * MV_DEPTH;
+    copy_rows<MV_ROWS>(stage, a, l, l, depth.limit, row0, d0, wide);
+    copy_rows<MV_SETS>(stage + MV_ROWS * MV_PITCH, avg, sets, l, depth.limit, set0, d0, wide);
+  };
+  // Every iteration commits one group, empty or not, so that "all but MV_STAGES - 2 groups done"
+  // always means "step k has landed".
+#pragma unroll
+  for (int k = 0; k < MV_STAGES - 1; ++k) {
+    if (k < steps) copy_step(k);
+    commit_copies();
+  }
+  float acc[4][4] = {};
+  for (int k = 0; k < steps; ++k) {
+    wait_copies<MV_STAGES - 2>();
+    // Step k is in every thread's view, and every thread is done with step k - 1, whose buffer
+    // the next copy overwrites.
+    __syncthreads();
+    if (k + MV_STAGES - 1 < steps) copy_step(k + MV_STAGES - 1);
+    commit_copies();
+    const float* as = mv_stages + k % MV_STAGES * stage_floats;
+    const float* ss = as + MV_ROWS * MV_PITCH;
+#pragma unroll
+    for (int d = 0; d < MV_DEPTH; d += 4) {
+      float4 av[4], sv[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) av[i] = *reinterpret_cast<const float4*>(as + result_row(ty, i) * MV_PITCH + d);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) sv[j] = *reinterpret_cast<const float4*>(ss + result_set(tx, j) * MV_PITCH + d);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          float r = acc[i][j];  // depths in order, as the other kernel adds them
+          r += av[i].x * sv[j].x;
+          r += av[i].y * sv[j].y;
+          r += av[i].z * sv[j].z;
+          r += av[i].w * sv[j].w;
+          acc[i][j] = r;
+        }
+    }
+  }
+  finish_tile(acc, row0, set0, tx, ty, sets, l, MATVEC_PARTS, y);
+}
+#endif
 
 #else
 // ---- fused: one block per set --------------------------------------------------------------------

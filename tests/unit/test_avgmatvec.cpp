@@ -71,8 +71,28 @@ TEST(AvgmatvecSpace, RespectsItsConstraintsAndDeviceLimits) {
     const std::int64_t shared = (c["reduce"] == AvgmatvecFamily::shared ? c["block"] * 4 : 0) +
                                 (c["fuse"] == AvgmatvecFamily::fused ? AvgmatvecFamily::kMaxLength * 4 : 0);
     EXPECT_LE(shared, limits.max_shared_per_block_optin);
+    if (AvgmatvecFamily::matvec_async(c["fuse"])) {
+      EXPECT_GE(limits.cc_major, 8);  // cp.async
+      EXPECT_LE(AvgmatvecFamily::matvec_shape(c["fuse"]).dynamic_shared_bytes(), limits.max_shared_per_block_optin);
+    }
   });
-  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 500u);
+  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 800u);
+}
+
+// A GPU without cp.async (sm_75) keeps the register-staged forms and loses the cp ones.
+TEST(AvgmatvecSpace, CpFormsNeedSm80) {
+  AvgmatvecFamily family;
+  const Space turing = family.space(limits_for_arch("sm_75"));
+  const Space hopper = family.space(limits_for_arch("sm_90"));
+  const auto count_cp = [](const Space& space) {
+    std::size_t n = 0;
+    for (const Config& config : space.enumerate())
+      n += AvgmatvecFamily::matvec_async(ConfigView(space, config)["fuse"]) ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(count_cp(turing), 0u);
+  EXPECT_EQ(count_cp(hopper), 3u * 96u);  // 3 forms x reduce x block x ept x vec
+  EXPECT_EQ(hopper.enumerate().size() - turing.enumerate().size(), 3u * 96u);
 }
 
 // Configs are stored by label. splitpf (removed: never faster than split or split64k2/k4 on an
@@ -82,11 +102,15 @@ TEST(AvgmatvecSpace, RemovedFuseNoLongerParsesAndTheOthersKeepTheirValues) {
   const Space space = AvgmatvecFamily().space(DeviceLimits{});
   const std::string rest = ",reduce=warp,block=256,ept=4,vec=4";
   EXPECT_THROW(space.parse("fuse=splitpf" + rest), UsageError);
-  const std::vector<std::pair<std::string, AvgmatvecFamily::Fuse>> kept{{"split", AvgmatvecFamily::split},
-                                                                        {"fused", AvgmatvecFamily::fused},
-                                                                        {"split64x32", AvgmatvecFamily::split_64x32},
-                                                                        {"split64k2", AvgmatvecFamily::split_64k2},
-                                                                        {"split64k4", AvgmatvecFamily::split_64k4}};
+  const std::vector<std::pair<std::string, AvgmatvecFamily::Fuse>> kept{
+      {"split", AvgmatvecFamily::split},
+      {"fused", AvgmatvecFamily::fused},
+      {"split64x32", AvgmatvecFamily::split_64x32},
+      {"split64k2", AvgmatvecFamily::split_64k2},
+      {"split64k4", AvgmatvecFamily::split_64k4},
+      {"splitcp", AvgmatvecFamily::split_cp},
+      {"split64k2cp", AvgmatvecFamily::split_64k2_cp},
+      {"split64k4cp", AvgmatvecFamily::split_64k4_cp}};
   for (const auto& [label, value] : kept) {
     const Config config = space.parse("fuse=" + label + rest);
     EXPECT_EQ(ConfigView(space, config)["fuse"], value) << label;
@@ -102,9 +126,12 @@ TEST(AvgmatvecPlan, SplitTilesTheProductByTheVariantsShape) {
     const char* fuse;
     Dim3 grid;
     unsigned threads;
+    unsigned dynamic_shared = 0;  // the cp forms' 4 stages of 128 rows of 36 floats
   };
   for (const Expected& e : {Expected{"split", {3, 2, 1}, 256}, Expected{"split64x32", {5, 2, 1}, 128},
-                            Expected{"split64k2", {3, 2, 2}, 256}, Expected{"split64k4", {3, 2, 4}, 256}}) {
+                            Expected{"split64k2", {3, 2, 2}, 256}, Expected{"split64k4", {3, 2, 4}, 256},
+                            Expected{"splitcp", {3, 2, 1}, 256, 73728}, Expected{"split64k2cp", {3, 2, 2}, 256, 73728},
+                            Expected{"split64k4cp", {3, 2, 4}, 256, 73728}}) {
     const Config config = space.parse(std::string("fuse=") + e.fuse + ",reduce=warp,block=256,ept=1,vec=1");
     const ConfigView view(space, config);
     const auto steps = family.plan(p, view);
@@ -118,6 +145,7 @@ TEST(AvgmatvecPlan, SplitTilesTheProductByTheVariantsShape) {
     EXPECT_EQ(product.grid.y, e.grid.y) << e.fuse;
     EXPECT_EQ(product.grid.z, e.grid.z) << e.fuse;
     EXPECT_EQ(product.block.x, e.threads) << e.fuse;
+    EXPECT_EQ(product.dynamic_shared_bytes, e.dynamic_shared) << e.fuse;
     const auto scratch = family.scratch(p, view);
     ASSERT_GE(scratch.size(), 1u);
     EXPECT_EQ(scratch[0].name, "avg");
