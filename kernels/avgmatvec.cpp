@@ -27,18 +27,16 @@ Space AvgmatvecFamily::space(const DeviceLimits& limits) const {
   // are stored by label; the stream and pipe labels that followed fused were removed, and so was
   // splitpf after split64k4: their stored configs no longer parse.)
   s.labelled_axis("fuse",
-                  {"split", "fused", "split64x32", "split64k2", "split64k4", "splitcp", "split64k2cp", "split64k4cp",
-                   "splittf", "split64k2tf", "split64k4tf"},
+                  {"split", "fused", "split64x32", "split64k2", "split64k4", "splitcp", "split64k2cp", "split64k4cp"},
                   "averages to memory then a tiled product (64 x 64 tiles; 64 x 32; 64 x 64 with the depth split in "
                   "2 or 4 blocks, the last to finish adding them; split64x32 and split64k2/k4 prefetch their slabs "
                   "of A and the averages into L2; the cp forms feed split's, split64k2's and split64k4's tiles by "
-                  "a cp.async pipeline; the tf forms are the cp forms with the multiply-adds on tensor cores in "
-                  "3xTF32, fp32 accuracy); fused: one block per set")
+                  "a cp.async pipeline); fused: one block per set")
       .labelled_axis("reduce", {"warp", "shared"}, "a row of M values: warp shuffles, or a block-wide shared tree")
       .axis("block", {128, 256, 512, 1024}, "threads per block of the averages (avg_rows, or the fused kernel)")
       .axis("ept", {1, 2, 4, 8}, "vector loads in flight per thread")
       .axis("vec", {1, 2, 4}, "floats per vector load")
-      .require("the cp and tf forms need cp.async and TF32 mma (sm_80 or newer)",
+      .require("the cp forms need cp.async (sm_80 or newer)",
                [major = limits.cc_major](const ConfigView& c) { return !matvec_async(c["fuse"]) || major >= 8; })
       .require("the cp forms' pipeline buffers <= device opt-in shared memory per block",
                [max = limits.max_shared_per_block_optin](const ConfigView& c) {
@@ -110,13 +108,10 @@ AvgmatvecFamily::MatvecShape AvgmatvecFamily::matvec_shape(std::int64_t fuse) {
     case split_64k4:
       return {64, 64, 4};
     case split_cp:
-    case split_tf:
       return {64, 64, 1, true};
     case split_64k2_cp:
-    case split_64k2_tf:
       return {64, 64, 2, true};
     case split_64k4_cp:
-    case split_64k4_tf:
       return {64, 64, 4, true};
     default:
       throw Error(fmt::format("avgmatvec: fuse value {} is not a split variant", fuse));
@@ -124,8 +119,7 @@ AvgmatvecFamily::MatvecShape AvgmatvecFamily::matvec_shape(std::int64_t fuse) {
 }
 
 bool AvgmatvecFamily::matvec_async(std::int64_t fuse) {
-  return fuse == split_cp || fuse == split_64k2_cp || fuse == split_64k4_cp || fuse == split_tf ||
-         fuse == split_64k2_tf || fuse == split_64k4_tf;
+  return fuse == split_cp || fuse == split_64k2_cp || fuse == split_64k4_cp;
 }
 
 namespace {

@@ -13,8 +13,7 @@ class AvgmatvecFamily : public Family {
  public:
   // split64x32, split64k2, split64k4: split with other tiles of the product (see matvec_shape);
   // they ask L2 for their slabs of A and avg first. splitcp, split64k2cp, split64k4cp: the tiles of
-  // split, split64k2 and split64k4 fed by a cp.async pipeline (sm_80 and newer). splittf,
-  // split64k2tf, split64k4tf: the cp forms with the multiply-adds on tensor cores in 3xTF32.
+  // split, split64k2 and split64k4 fed by a cp.async pipeline (sm_80 and newer).
   // (Stream and pipe variants held values 2 to 6 until they were removed, having lost to split
   // at every size measured; splitpf, split's tiles with the prefetch, held 5 and was removed, never
   // faster than split or split64k2/k4. Configs are stored by label, so theirs no longer parse.)
@@ -26,10 +25,7 @@ class AvgmatvecFamily : public Family {
     split_64k4 = 4,
     split_cp = 5,
     split_64k2_cp = 6,
-    split_64k4_cp = 7,
-    split_tf = 8,
-    split_64k2_tf = 9,
-    split_64k4_tf = 10
+    split_64k4_cp = 7
   };
   enum Reduce : std::int64_t { warp = 0, shared = 1 };
   // The fused kernel keeps one set's average (L floats) in shared memory: at most 48 KiB.
@@ -70,7 +66,7 @@ class AvgmatvecFamily : public Family {
     std::int64_t dynamic_shared_bytes() const { return async ? 4 * (rows + sets) * (32 + 4) * 4 : 0; }
   };
   static MatvecShape matvec_shape(std::int64_t fuse);  // for split variants only
-  static bool matvec_async(std::int64_t fuse);         // the cp and tf forms; false for fused too
+  static bool matvec_async(std::int64_t fuse);         // the cp forms; false for fused too
 };
 
 // y (l x n) = A (l x l) times the averages of the n sets of v (laid out v[n][l][m]), in double.

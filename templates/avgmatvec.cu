@@ -21,9 +21,6 @@
 //                  5 splitcp, 6 split64k2cp, 7 split64k4cp: split's, split64k2's and split64k4's tiles
 //                    fed by a cp.async pipeline: steps 32 deep, 3 of them in flight ahead of the
 //                    one computed (see the second matvec_tiles)
-//                  8 splittf, 9 split64k2tf, 10 split64k4tf: the cp forms with the multiply-adds on
-//                    tensor cores in 3xTF32 (see multiply_stage_tf32): fp32 accuracy, well inside
-//                    the family's error bound
 //   CUTUNE_REDUCE  how a row of M values is added up: 0 a warp per row, shuffles;
 //                  1 a block per row, shared-memory tree
 //   CUTUNE_BLOCK   threads per block of avg_rows / the fused kernel
@@ -152,21 +149,17 @@ avg_rows(const float* __restrict__ v, int sets, int m, int l, float* __restrict_
 #define MV_SETS 64
 #define MV_PARTS 4
 #define MV_PREFETCH 1
-#elif CUTUNE_FUSE >= 5 && CUTUNE_FUSE <= 10
+#elif CUTUNE_FUSE >= 5 && CUTUNE_FUSE <= 7
 #define MV_ROWS 64
 #define MV_SETS 64
-#define MV_PARTS ((CUTUNE_FUSE - 5) % 3 == 0 ? 1 : (CUTUNE_FUSE - 5) % 3 == 1 ? 2 : 4)
+#define MV_PARTS (CUTUNE_FUSE == 5 ? 1 : CUTUNE_FUSE == 6 ? 2 : 4)
 #define MV_PREFETCH 0  // the pipeline asks for its steps ahead of time itself
 #define MV_ASYNC 1
-#define MV_TF32 (CUTUNE_FUSE >= 8)
 #else
-#error "CUTUNE_FUSE: 0 and 2 to 10 are the split variants"
+#error "CUTUNE_FUSE: 0 and 2 to 7 are the split variants"
 #endif
 #ifndef MV_ASYNC
 #define MV_ASYNC 0
-#endif
-#ifndef MV_TF32
-#define MV_TF32 0
 #endif
 #if MV_ASYNC
 #define MV_DEPTH 32                  // depth of a pipeline step
@@ -229,30 +222,21 @@ __device__ __forceinline__ void prefetch_slab(const float* g, int rows, int pitc
   }
 }
 
-// Row and set of the tile that result (i, j) of this thread belongs to:
-// - the register-staged kernel: runs of 4 (ty * 4 + i, tx * 4 + j); it reads its 4 rows at one
-//   depth as a float4;
-// - the cp.async kernel: strided (ty + 16 i, tx + 16 j); it reads 4 depths of one row as a float4;
-// - its 3xTF32 form: the accumulator layout of mma.m16n8k8 (tx the lane, ty the warp): warps of
-//   32 x 16, i the 16 x 8 tile (2 x 2), j the tile's value (rows lane / 4 and + 8, sets 2 (lane % 4)
-//   and + 1).
-__device__ __forceinline__ int result_row(int tx, int ty, int i, int j) {
-  if (MV_TF32) return ty / 4 * 32 + i / 2 * 16 + tx / 4 + j / 2 * 8;
-  return MV_ASYNC ? ty + MV_ROWS / 4 * i : ty * 4 + i;
-}
-__device__ __forceinline__ int result_set(int tx, int ty, int i, int j) {
-  if (MV_TF32) return ty % 4 * 16 + i % 2 * 8 + tx % 4 * 2 + j % 2;
-  return MV_ASYNC ? tx + MV_SETS / 4 * j : tx * 4 + j;
-}
+// Rows and sets of the tile that this thread's results belong to: runs of 4 (ty * 4 + i, tx * 4 +
+// j) for the register-staged kernel, which reads its 4 rows at one depth as a float4; strided (ty
+// + 16 i, tx + 16 j) for the cp.async one, which reads 4 depths of one row as a float4.
+__device__ __forceinline__ int result_row(int ty, int i) { return MV_ASYNC ? ty + MV_ROWS / 4 * i : ty * 4 + i; }
+__device__ __forceinline__ int result_set(int tx, int j) { return MV_ASYNC ? tx + MV_SETS / 4 * j : tx * 4 + j; }
 
 // This thread's results into y.
 __device__ __forceinline__ void store_results(const float (&acc)[4][4], int row0, int set0, int tx, int ty, int sets, int l,
                                               float* __restrict__ y) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
+    const int row = row0 + result_row(ty, i);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const int row = row0 + result_row(tx, ty, i, j), set = set0 + result_set(tx, ty, i, j);
+      const int set = set0 + result_set(tx, j);
       if (row < l && set < sets) y[(long long)row * sets + set] = acc[i][j];
     }
   }
@@ -480,78 +464,10 @@ __device__ __forceinline__ CpThread cp_thread_of(int thread) {
   return {warp % 2 * 8 + lane % 8, warp / 2 * 4 + lane / 8};
 }
 
-#if MV_TF32
-// 3xTF32: each fp32 operand x is hi + lo, hi = x rounded to TF32 (10 mantissa bits) and lo = the
-// rest rounded to TF32, and a b = hi_a hi_b + hi_a lo_b + lo_a hi_b up to lo_a lo_b (2^-22
-// relative), the three products on tensor cores (mma.m16n8k8, fp32 accumulation), small ones
-// first. Each product is then within about 2^-21 of a b, against fp32's 2^-24, and the terms are
-// positive here, so y stays far inside the family's bound of (M + L + 2) fp32 roundings.
-__device__ __forceinline__ unsigned to_tf32(float x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
-}
-struct Split {
-  unsigned hi, lo;
-};
-__device__ __forceinline__ Split split_tf32(float x) {
-  const unsigned hi = to_tf32(x);
-  return {hi, to_tf32(x - __uint_as_float(hi))};
-}
-__device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-// This warp's 32 x 16 of the tile (2 x 2 mma tiles, acc[i] with i = 2 m + n) over one stage. The
-// fragments are read as mma.m16n8k8 lays them out: A's (row lane / 4 [+ 8], depth lane % 4 [+ 4])
-// and avg's (set lane / 4, depth lane % 4 [+ 4]); with the 36-float row pitch the 32 lanes of a
-// read hit 32 distinct banks.
-__device__ __forceinline__ void multiply_stage_tf32(const float* as, const float* ss, int lane, int warp,
-                                                    float (&acc)[4][4]) {
-  const int g = lane / 4, t = lane % 4;
-  const float* a_rows = as + (warp / 4 * 32 + g) * MV_PITCH + t;
-  const float* s_rows = ss + (warp % 4 * 16 + g) * MV_PITCH + t;
-#pragma unroll
-  for (int k = 0; k < MV_DEPTH; k += 8) {
-    unsigned a_hi[2][4], a_lo[2][4], b_hi[2][2], b_lo[2][2];
-#pragma unroll
-    for (int m = 0; m < 2; ++m)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {  // e: (row + 8 if e odd, depth + 4 if e >= 2)
-        const Split x = split_tf32(a_rows[(m * 16 + e % 2 * 8) * MV_PITCH + k + e / 2 * 4]);
-        a_hi[m][e] = x.hi, a_lo[m][e] = x.lo;
-      }
-#pragma unroll
-    for (int n = 0; n < 2; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const Split x = split_tf32(s_rows[n * 8 * MV_PITCH + k + e * 4]);
-        b_hi[n][e] = x.hi, b_lo[n][e] = x.lo;
-      }
-#pragma unroll
-    for (int m = 0; m < 2; ++m)
-#pragma unroll
-      for (int n = 0; n < 2; ++n) {
-        mma_tf32(acc[m * 2 + n], a_lo[m], b_hi[n]);
-        mma_tf32(acc[m * 2 + n], a_hi[m], b_lo[n]);
-        mma_tf32(acc[m * 2 + n], a_hi[m], b_hi[n]);
-      }
-  }
-}
-#endif
-
 extern "C" __global__ void __launch_bounds__(MV_THREADS) matvec_tiles(MATVEC_PARAMS) {
-  static_assert(MV_ROWS == 64 && MV_SETS == 64, "cp_thread_of and the mma warps lay out 64 x 64 tiles");
+  static_assert(MV_ROWS == 64 && MV_SETS == 64, "cp_thread_of lays out 64 x 64 tiles");
   constexpr int stage_floats = (MV_ROWS + MV_SETS) * MV_PITCH;
-#if MV_TF32
-  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;  // lane and warp (result_row)
-#else
   const auto [tx, ty] = cp_thread_of(threadIdx.x);
-#endif
   const int row0 = blockIdx.y * MV_ROWS, set0 = blockIdx.x * MV_SETS;
   const bool wide = l % 4 == 0;
   const DepthPart depth(l);
@@ -579,16 +495,13 @@ extern "C" __global__ void __launch_bounds__(MV_THREADS) matvec_tiles(MATVEC_PAR
     commit_copies();
     const float* as = mv_stages + k % MV_STAGES * stage_floats;
     const float* ss = as + MV_ROWS * MV_PITCH;
-#if MV_TF32
-    multiply_stage_tf32(as, ss, tx, ty, acc);
-#else
 #pragma unroll
     for (int d = 0; d < MV_DEPTH; d += 4) {
       float4 av[4], sv[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) av[i] = *reinterpret_cast<const float4*>(as + result_row(tx, ty, i, 0) * MV_PITCH + d);
+      for (int i = 0; i < 4; ++i) av[i] = *reinterpret_cast<const float4*>(as + result_row(ty, i) * MV_PITCH + d);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) sv[j] = *reinterpret_cast<const float4*>(ss + result_set(tx, ty, 0, j) * MV_PITCH + d);
+      for (int j = 0; j < 4; ++j) sv[j] = *reinterpret_cast<const float4*>(ss + result_set(tx, j) * MV_PITCH + d);
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -601,7 +514,6 @@ extern "C" __global__ void __launch_bounds__(MV_THREADS) matvec_tiles(MATVEC_PAR
           acc[i][j] = r;
         }
     }
-#endif
   }
   finish_tile(acc, row0, set0, tx, ty, sets, l, MATVEC_PARTS, y);
 }

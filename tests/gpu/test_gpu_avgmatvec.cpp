@@ -39,8 +39,7 @@ TEST(GpuAvgmatvec, PlantedWrongVariantIsRejected) {
 
 TEST(GpuAvgmatvec, PlantedWrongPartSumIsRejected) {
   // The last block of a tile adds part 1 of y[3][5] 1 % too large (a thread's j = 1 in the
-  // register-staged forms, whose sets run tx * 4 + j; j = 0 in the cp forms, tx + 16 j; j = 1 of
-  // lane 14 of warp 0 in the tf forms). The depth (48) is 3 steps of
+  // register-staged forms, whose sets run tx * 4 + j; j = 0 in the cp forms, tx + 16 j). The depth (48) is 3 steps of
   // 16: parts [0, 1), [1, 3) of split64k2; [0, 0), [0, 1), [1, 2), [2, 3) of split64k4 (an
   // empty part 0). The cp forms' steps are 32 deep: 2 steps, parts [0, 1), [1, 2) of
   // split64k2cp; [0, 0), [0, 1), [1, 1), [1, 2) of split64k4cp. A narrowed space each (12
@@ -48,15 +47,13 @@ TEST(GpuAvgmatvec, PlantedWrongPartSumIsRejected) {
   const std::int64_t sets = 40;
   for (const std::string variant :
        {"fuse=split64k2,reduce=warp,block=128", "fuse=split64k4,reduce=shared,block=1024",
-        "fuse=split64k2cp,reduce=warp,block=256", "fuse=split64k4cp,reduce=shared,block=512",
-        "fuse=split64k2tf,reduce=warp,block=512", "fuse=split64k4tf,reduce=shared,block=256"}) {
+        "fuse=split64k2cp,reduce=warp,block=256", "fuse=split64k4cp,reduce=shared,block=512"}) {
     TempDb t;
     db::Store store(t.path);
     EditedFamily wrong(
         registered_avgmatvec(), "sum[i][0] += w.x, sum[i][1] += w.y,",
-        "sum[i][0] += w.x * (z == 1 && row0 + result_row(tx, ty, i, 0) == 3 && set0 + result_set(tx, ty, i, 0) == 5 "
-        "? 1.01f : 1.0f), sum[i][1] += w.y * (z == 1 && row0 + result_row(tx, ty, i, 1) == 3 && "
-        "set0 + result_set(tx, ty, i, 1) == 5 ? 1.01f : 1.0f),",
+        "sum[i][0] += w.x * (z == 1 && row0 + result_row(ty, i) == 3 && set0 + result_set(tx, 0) == 5 ? 1.01f : 1.0f), "
+        "sum[i][1] += w.y * (z == 1 && row0 + result_row(ty, i) == 3 && set0 + result_set(tx, 1) == 5 ? 1.01f : 1.0f),",
         variant);
     const auto rows = tune(wrong, store, quick_session({AvgmatvecFamily::make_problem(sets, 64, 48)}));
     EXPECT_EQ(expect_rejected_exactly(rows, {variant}, 3 * sets + 5), 12) << variant;
