@@ -214,6 +214,27 @@ TEST(WarmPrior, KeepsSourcesApartAndWeighsThemByWhatTheyPredict) {
   EXPECT_LT(reversed_only.fit_weights(alike, spread)(0), 0.1);
 }
 
+// A source's favourite, far ahead of the rest there, is predicted good but not best: its z-score
+// is floored in the model, while the ranking (the seeds' order) still puts it first.
+TEST(WarmPrior, FloorsASourcesFavouritesInTheModelButRanksThemFirst) {
+  const Space space = grid_space();
+  WarmStartSource source{"other", {}};
+  const Config favourite{{7, 7}};
+  space.for_each_valid([&](const Config& c) {
+    const double t = c == favourite ? 1e-3 : static_cast<double>(1 + c.values[0] + c.values[1]);
+    source.results.push_back({c, t, 1});
+  });
+  const WarmPrior prior({source}, space);
+  ASSERT_EQ(prior.sources(), 1u);
+  EXPECT_EQ(prior.ranked().front(), favourite);
+  EXPECT_DOUBLE_EQ(prior.scores(favourite)(0), WarmPrior::kFloor);  // unfloored it is below -5
+  double least = 0;
+  space.for_each_valid([&](const Config& c) { least = std::min(least, prior.scores(c)(0)); });
+  EXPECT_DOUBLE_EQ(least, WarmPrior::kFloor);
+  // The next best keeps its own score above the floor: only the extreme is cut.
+  EXPECT_GT(prior.scores(prior.ranked()[1])(0), WarmPrior::kFloor);
+}
+
 TEST(BayesOpt, BatchesGrowWithWhatTheModelKnows) {
   const Space space = grid_space();
   BayesOpt::Options options;

@@ -18,6 +18,13 @@
 // - The ranking of configs (best first) is the sources' consensus, each counting equally (it is
 //   needed before any evidence): it orders the warm seeds and the prior's candidates, which then
 //   win or lose in the model under the fitted weights.
+// - In the model a source's z-scores are floored at kFloor: a config that the source finds far
+//   faster than its mean counts as no better than kFloor standard deviations, so the source's
+//   favourites are predicted good, not best. Devices of one kernel agree in the large and differ
+//   most at the top, and a source fitted with a positive weight for agreeing in the large kept
+//   pulling the search towards its own favourites, where it knew least about this device (a
+//   W6600 on an A100 whose optimum is the W6600's 1310th config). The ranking, and so the seeds,
+//   still follow the unfloored scores.
 //
 // Defined in this header (inline), as the engine's source list is kept elsewhere.
 #include <Eigen/Dense>
@@ -39,7 +46,8 @@ class WarmPrior {
 
   bool empty() const { return sources_ == 0; }
   std::size_t sources() const { return sources_; }
-  // Each source's z-score of the config (0, its mean, where a source lacks it); size sources().
+  // Each source's z-score of the config, floored at kFloor (0, its mean, where a source lacks it);
+  // size sources().
   Eigen::VectorXd scores(const Config& config) const;
 
   // The weights that best explain standardised log times `y` (one per row of `scores`, a row per
@@ -55,6 +63,9 @@ class WarmPrior {
   // deviation of a source's: sources of the same kernel usually agree in part. Its weight, in
   // pseudo-observations, is small so that evidence takes over within a few measurements.
   static constexpr double kGuess = 0.5, kGuessWeight = 2.0;
+  // The least z-score a source gives a config in the model (see the header). Chosen over the
+  // shared landscapes' warm pairs among -0.5, -1, -1.5, -2 and none (bench/RESULTS.md).
+  static constexpr double kFloor = -1.5;
 
  private:
   std::size_t sources_ = 0;
@@ -109,6 +120,7 @@ inline WarmPrior::WarmPrior(const WarmStart& warm_start, const Space& space) {
     const double ca = consensus.at(a), cb = consensus.at(b);
     return ca != cb ? ca < cb : a < b;
   });
+  for (auto& [config, z] : scores_) z = z.cwiseMax(kFloor);  // after the ranking, which keeps the favourites' order
 }
 
 inline Eigen::VectorXd WarmPrior::scores(const Config& config) const {
