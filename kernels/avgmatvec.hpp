@@ -34,6 +34,7 @@ class AvgmatvecFamily : public Family {
   std::string name() const override { return "avgmatvec"; }
   std::string summary() const override;
   std::string template_file() const override { return "avgmatvec.cu"; }
+  std::vector<std::string> template_headers() const override { return {"cp_async.cuh"}; }
   Space space(const DeviceLimits& limits) const override;
   std::vector<Problem> problems(const ProblemRequest& request) const override;
   std::vector<std::string> problem_definitions(const Problem& problem) const override;

@@ -407,27 +407,7 @@ extern "C" __global__ void __launch_bounds__(MV_THREADS) matvec_tiles(MATVEC_PAR
 
 extern __shared__ __align__(16) float mv_stages[];  // [MV_STAGES][MV_ROWS + MV_SETS][MV_PITCH]
 
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes from global to shared memory, or 16 zero bytes where !inside (nothing is read then).
-__device__ __forceinline__ void copy16(unsigned dst, const float* src, bool inside) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0));
-}
-
-// 4 bytes, or a zero: for rows that are not 16-byte aligned (l % 4 != 0).
-__device__ __forceinline__ void copy4(unsigned dst, const float* src, bool inside) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 4 : 0));
-}
-
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
-
-// Until at most N of this thread's committed groups are in flight.
-template <int N>
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
+// (shared_address, copy16, copy4, commit_copies, wait_copies: cp_async.cuh.)
 
 // Rows r0 .. r0 + ROWS of the row-major l-wide matrix g (of `rows`), columns d0 .. d0 + MV_DEPTH,
 // into shared rows `shared` (MV_PITCH apart); zeros past `rows` and past column `limit`.

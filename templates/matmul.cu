@@ -410,30 +410,7 @@ __device__ __forceinline__ int a_chunk(int row, int chunk) {
 #endif
 }
 
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes from global memory to shared address `dst`, or 16 zero bytes where !inside (nothing is
-// read then; the source is a valid address all the same).
-__device__ __forceinline__ void copy16(unsigned dst, const float* src, bool inside) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0));
-}
-
-// 4 bytes, or a zero: for the scalar kernel's rows that are not 16-byte aligned, and to transpose.
-__device__ __forceinline__ void copy4(unsigned dst, const float* src, bool inside) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 4 : 0));
-}
-
-// The same copies with no zero fill, for steps that lie wholly inside the matrices: no predicate,
-// no select of a safe source address.
-__device__ __forceinline__ void copy16_inside(unsigned dst, const float* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-
-__device__ __forceinline__ void copy4_inside(unsigned dst, const float* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
-}
+// (shared_address, copy16, copy4, their _inside forms, commit_copies, wait_copies: cp_async.cuh.)
 
 // 4 consecutive floats inside the matrices: one 16-byte copy (WIDE), or four of 4 bytes.
 template <bool WIDE>
@@ -444,14 +421,6 @@ __device__ __forceinline__ void copy_run_inside(unsigned dst, const float* src) 
 #pragma unroll
     for (int w = 0; w < 4; ++w) copy4_inside(dst + 4 * w, src + w);
   }
-}
-
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
-
-// Waits until at most N of this thread's committed groups are still in flight.
-template <int N>
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 // FLOATS (1 or 4) consecutive floats of row `row` of a row-major matrix (`ld` floats per row),
