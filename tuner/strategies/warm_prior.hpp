@@ -65,9 +65,9 @@ class WarmPrior {
   static constexpr double kGuess = 0.5, kGuessWeight = 2.0;
   // The least z-score a source gives a config in the model (see the header). Chosen over the
   // shared landscapes' warm pairs among -0.5, -1, -1.5, -2 and none (bench/RESULTS.md). -0.5 left
-  // the one losing pair level, but kept a reversed source's weight up long enough to cost 0.13
-  // (WarmStartReplay.AReversedSourceCostsLittleAndAnAgreeingOneHelps): the floored scores hide
-  // how far the source's favourites are from this device's best.
+  // the one losing pair level, but a reversed source then cost 0.13
+  // (WarmStartReplay.AReversedSourceCostsLittleAndAnAgreeingOneHelps), most likely because the
+  // floored scores hide how far the source's favourites are from this device's best.
   static constexpr double kFloor = -1.5;
 
  private:
