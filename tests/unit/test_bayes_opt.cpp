@@ -280,7 +280,9 @@ TEST(BayesOpt, KeepsAConfigOutstandingForEveryGpu) {
     ++observed;
     take(search.propose(16));
     EXPECT_LE(outstanding.size(), std::max<std::size_t>(6, observed / 2)) << "after " << observed;
-    if (observed < 12) EXPECT_EQ(outstanding.size(), 6u) << "a GPU left idle after " << observed;
+    if (observed < 12) {
+      EXPECT_EQ(outstanding.size(), 6u) << "a GPU left idle after " << observed;
+    }
   }
   EXPECT_EQ(seen.size(), 61u);
 }
