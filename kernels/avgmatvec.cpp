@@ -118,9 +118,7 @@ AvgmatvecFamily::MatvecShape AvgmatvecFamily::matvec_shape(std::int64_t fuse) {
   }
 }
 
-bool AvgmatvecFamily::matvec_async(std::int64_t fuse) {
-  return fuse == split_cp || fuse == split_64k2_cp || fuse == split_64k4_cp;
-}
+bool AvgmatvecFamily::matvec_async(std::int64_t fuse) { return fuse != fused && matvec_shape(fuse).async; }
 
 namespace {
 // The product's grid: tiles of sets (x), of rows of y (y), parts of the depth (z).
