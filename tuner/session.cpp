@@ -1,3 +1,4 @@
+#include "core/phase_trace.hpp"
 #include "session.hpp"
 
 #include <fmt/format.h>
@@ -249,9 +250,12 @@ Session::Session(const Family& family, std::vector<Device*> devices, db::Store& 
                        d->fingerprint().name + " differ");
 }
 
+Session::~Session() = default;
+
 SessionResult Session::run() {
   InterruptGuard interrupt_guard;
   const auto started = Clock::now();
+  trace_phase("session: start");
   SessionResult result;
 
   // The GPU workers first: their CUDA start overlaps everything the session sets up below.
@@ -263,6 +267,7 @@ SessionResult Session::run() {
     lanes.push_back(workers.back().get());
   }
   result.gpus = static_cast<int>(lanes.size());
+  trace_phase("session: workers launched");
   // Energy asked for where NVML cannot give it: said once, and the results store it as unknown.
   if (options_.measure.energy_seconds > 0)
     for (const Device* d : devices_)
@@ -341,6 +346,7 @@ SessionResult Session::run() {
                                                             device_.limits().arch())));
 
   // Measured once per device, while the first compiles run.
+  trace_phase("session: prefetch queued");
   auto stored_device = store_.device_by_uuid(device_.fingerprint().uuid);
   double copy_gbs = stored_device && stored_device->copy_bandwidth_gbs ? *stored_device->copy_bandwidth_gbs : 0;
   if (copy_gbs <= 0) {
@@ -348,6 +354,7 @@ SessionResult Session::run() {
     store_.set_copy_bandwidth(device_id, copy_gbs);
   }
 
+  trace_phase("session: copy bandwidth done");
   // The family's results elsewhere (other devices, other problem sizes), for warm starts.
   std::vector<db::SourceResults> elsewhere;
   if (options_.warm_start && strategy_uses_warm_start(options_.strategy.name))
@@ -355,6 +362,7 @@ SessionResult Session::run() {
 
   const std::uint64_t input_seed = options_.seed ^ 0x5eedULL;  // inputs: the same for every run of a seed
   result.before_work_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  trace_phase("session: before work done");
   Scheduler scheduler(lanes, space);
   SearchLimits search_limits;
   search_limits.evaluations = per_problem;
@@ -503,6 +511,7 @@ SessionResult Session::run() {
   scheduler.note_activity(SessionActivity::draining);
   while (auto finished = scheduler.next_finished()) take_in_earlier(std::move(*finished));
   progress.finish();
+  trace_phase("session: drained");
   result.starved_seconds = scheduler.starved_seconds();
   result.starved_by_activity = scheduler.starved_seconds_by_activity();
   result.starved_by_problem = scheduler.starved_seconds_by_problem();
@@ -516,6 +525,7 @@ SessionResult Session::run() {
   result.compiles = compiled.compiles;
   result.compile_seconds = compiled.seconds;
   result.compile_jobs = pool.jobs();
+  trace_phase("session: workers told to finish");
   const auto finishing_started = Clock::now();
   store_best_cubins(store_, family_, space, tuned_problems, device_id, template_id, source, device_.limits().arch(),
                     cache);
@@ -523,6 +533,8 @@ SessionResult Session::run() {
   store_.finish_run(result.run_id, result.interrupted ? "interrupted" : "finished");
   result.finishing_seconds = std::chrono::duration<double>(Clock::now() - finishing_started).count();
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  trace_phase("session: finished, destructors next");
+  exiting_workers_ = std::move(workers);  // reaped when the session goes, after the caller's report
   return result;
 }
 

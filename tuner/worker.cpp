@@ -1,3 +1,4 @@
+#include "core/phase_trace.hpp"
 #include "worker.hpp"
 
 #include <fcntl.h>
@@ -194,6 +195,7 @@ void EvaluationWorker::stop(bool kill_now) {
   }
   for (auto it = abandoned_.begin(); it != abandoned_.end();)
     it = waitpid(*it, &status, WNOHANG) != 0 ? abandoned_.erase(it) : it + 1;
+  trace_phase("parent: worker reaped");
   pid_ = -1;
   to_worker_ = from_worker_ = -1;
   problem_sent_ = problem_pending_ = false;  // a replacement worker starts with no problem
@@ -344,8 +346,10 @@ int serve_worker(int device_ordinal) {
     std::future<HostProblem> host;
   };
   std::optional<Prepared> prepared;
+  trace_phase("worker: start");
   try {
     device = std::make_unique<Device>(device_ordinal);
+    trace_phase("worker: device ready");
   } catch (const std::exception& e) {
     // Answer the first request with the reason, so the parent can report it in one line.
     if (read_frame(STDIN_FILENO)) write_frame(STDOUT_FILENO, {{"fatal", e.what()}});
@@ -374,6 +378,7 @@ int serve_worker(int device_ordinal) {
         resolve_family(request);
         space = family->space(device->limits());
         const Problem problem = family->problem_from_descriptor(request.problem);
+        trace_phase("worker: problem asked");
         const auto device_started = std::chrono::steady_clock::now();
         evaluator.reset();  // its buffers go before this problem's are allocated
         evaluator = std::make_unique<GpuEvaluator>(*device, *family, request.measure);
@@ -388,11 +393,14 @@ int serve_worker(int device_ordinal) {
         const double host_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - host_started).count();
         prepared.reset();
+        trace_phase("worker: host ready");
         const auto upload_started = std::chrono::steady_clock::now();
         evaluator->set_problem(std::move(host));
         device_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_started).count();
+        trace_phase("worker: problem set up");
         write_frame(STDOUT_FILENO, {{"ok", true}, {"host_seconds", host_seconds}, {"device_seconds", device_seconds}});
       } else if (op == "prepare") {
+        trace_phase("worker: prepare asked");
         // Answered at once; the work goes on while evaluations are served. Skipped when the two
         // problems' host buffers together could crowd the machine's memory.
         const auto request = message->get<ProblemMessage>();
@@ -432,6 +440,9 @@ int serve_worker(int device_ordinal) {
       write_frame(STDOUT_FILENO, {{"fatal", e.what()}});
     }
   }
+  trace_phase("worker: stdin closed, exiting");
+  evaluator.reset();
+  trace_phase("worker: buffers freed");
   return 0;
 }
 

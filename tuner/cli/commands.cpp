@@ -1,3 +1,4 @@
+#include "core/phase_trace.hpp"
 #include "commands.hpp"
 
 #include <fmt/format.h>
@@ -419,6 +420,7 @@ void report_run(std::ostream& out, const Family& family, const Device& device, d
 
 int tune(const TuneArgs& args) {
   const auto command_started = std::chrono::steady_clock::now();
+  trace_phase("tune: start");
   // Validate everything before the GPU or the database is touched: bad input stores nothing.
   const ChosenFamily chosen(args, "tuning");
   const Family& family = *chosen;
@@ -461,7 +463,9 @@ int tune(const TuneArgs& args) {
   if (!keep_shards_problems(shard, options.problems)) return 0;
   const std::string db_path = shard ? shard_database_path(database_path(args), *shard) : database_path(args);
   check_database_writable(db_path);
+  trace_phase("tune: before device_count");
   const int available = device_count();
+  trace_phase("tune: device_count done");
   std::vector<int> ordinals;
   if (args.devices) {
     ordinals = parse_devices(*args.devices, available);
@@ -490,7 +494,9 @@ int tune(const TuneArgs& args) {
     for (const auto& group : models)
       check_spec_family(*chosen.spec(), tuning_space(family, group[0]->limits(), options.restrictions),
                         options.problems, group[0]->limits().arch());
+  trace_phase("tune: devices done");
   db::Store store(db_path);
+  trace_phase("tune: store open");
 
   // Models one after another: each run keeps every GPU of its model busy.
   for (const auto& group : models) {
@@ -504,7 +510,9 @@ int tune(const TuneArgs& args) {
     Session session(family, group, store, options);
     const auto session_started = std::chrono::steady_clock::now();
     const SessionResult result = session.run();
+    trace_phase("tune: run returned");
     report_run(std::cout, family, device, store, options, result);
+    trace_phase("tune: report done");
     const auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
     std::cout << fmt::format(
         "around the run: {:.2f} s before it (driver, devices, database), {:.2f} s after it "
