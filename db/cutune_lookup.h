@@ -152,6 +152,11 @@ CUTUNE_LOOKUP_C_API cutune_status cutune_match_step(const cutune_match* match, s
  * (cuOccupancyMaxActiveBlocksPerMultiprocessor) times SMs, so size it that way on another GPU.
  * 0 for other launches and for memsets; -1 past the last step. */
 CUTUNE_LOOKUP_C_API int cutune_match_step_fills_device(const cutune_match* match, size_t index);
+/* 1 when step `index` is a launch measured with programmatic dependent launch (sm_90 and newer):
+ * launch it with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION so that it may start while the
+ * launch before it finishes (its kernel waits for that launch's outputs itself); launched without
+ * the attribute it computes the same. 0 for other launches and memsets; -1 past the last step. */
+CUTUNE_LOOKUP_C_API int cutune_match_step_programmatic(const cutune_match* match, size_t index);
 CUTUNE_LOOKUP_C_API int64_t cutune_match_matched_size(const cutune_match* match);
 CUTUNE_LOOKUP_C_API const char* cutune_match_matched_problem(const cutune_match* match);
 /* The fields the answer matched exactly, e.g. "op=sum,type=float32". */

@@ -103,6 +103,7 @@ std::vector<Step> steps_of(const std::string& launch_json) {
     launch.block = dim3(entry, "block");
     launch.dynamic_shared_bytes = entry.value("dynamic_shared_bytes", 0u);
     launch.fill_device = entry.value("fill_device", false);
+    launch.programmatic = entry.value("programmatic", false);
     steps.emplace_back(std::move(launch));
   }
   return steps;

@@ -107,6 +107,10 @@ struct Launch {
   // what the measured device held at once: blocks per SM at this block size and shared memory
   // (cuOccupancyMaxActiveBlocksPerMultiprocessor) times its SMs. Size it so on another GPU.
   bool fill_device = false;
+  // Measured with programmatic dependent launch (sm_90 and newer): launch it with
+  // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (cudaLaunchAttributeProgrammaticStreamSerialization)
+  // to let it start while the launch before it finishes. Launched plainly it computes the same.
+  bool programmatic = false;
 };
 
 // A step that fills part of one of the family's buffers with a repeated 32-bit word before (or

@@ -223,6 +223,12 @@ int cutune_match_step_fills_device(const cutune_match* m, size_t index) {
   return launch && launch->fill_device ? 1 : 0;
 }
 
+int cutune_match_step_programmatic(const cutune_match* m, size_t index) {
+  if (!m || index >= m->match->steps.size()) return -1;
+  const auto* launch = std::get_if<cutune::lookup::Launch>(&m->match->steps[index]);
+  return launch && launch->programmatic ? 1 : 0;
+}
+
 int64_t cutune_match_matched_size(const cutune_match* m) { return m->match->matched_size; }
 const char* cutune_match_matched_problem(const cutune_match* m) { return m->match->matched_problem.c_str(); }
 const char* cutune_match_match_key(const cutune_match* m) { return m->match->match_key.c_str(); }

@@ -36,8 +36,15 @@ Space AvgmatvecFamily::space(const DeviceLimits& limits) const {
       .axis("block", {128, 256, 512, 1024}, "threads per block of the averages (avg_rows, or the fused kernel)")
       .axis("ept", {1, 2, 4, 8}, "vector loads in flight per thread")
       .axis("vec", {1, 2, 4}, "floats per vector load")
+      .labelled_axis("pdl", {"off", "end"},
+                     "the cp forms' product by programmatic dependent launch (sm_90): it may launch once every "
+                     "averaging block has read its rows, fetches its first steps of A, then waits for the averages")
       .require("the cp forms need cp.async (sm_80 or newer)",
                [major = limits.cc_major](const ConfigView& c) { return !matvec_async(c["fuse"]) || major >= 8; })
+      .require("programmatic dependent launch is for the cp forms, on sm_90 or newer",
+               [major = limits.cc_major](const ConfigView& c) {
+                 return c["pdl"] == pdl_off || (matvec_async(c["fuse"]) && major >= 9);
+               })
       .require("the cp forms' pipeline buffers <= device opt-in shared memory per block",
                [max = limits.max_shared_per_block_optin](const ConfigView& c) {
                  return !matvec_async(c["fuse"]) || matvec_shape(c["fuse"]).dynamic_shared_bytes() <= max;
@@ -166,8 +173,13 @@ std::vector<Step> AvgmatvecFamily::plan(const Problem& p, const ConfigView& c) c
                        block,
                        0,
                        {BufferArg{"v"}, n32, m32, l32, BufferArg{"avg"}}},
-          KernelLaunch{"matvec_tiles", matvec_grid(n, l, shape), Dim3{static_cast<unsigned>(shape.threads())},
-                       static_cast<unsigned>(shape.dynamic_shared_bytes()), std::move(product_args)}};
+          KernelLaunch{"matvec_tiles",
+                       matvec_grid(n, l, shape),
+                       Dim3{static_cast<unsigned>(shape.threads())},
+                       static_cast<unsigned>(shape.dynamic_shared_bytes()),
+                       std::move(product_args),
+                       /*fill_device=*/false,
+                       /*programmatic=*/c["pdl"] != pdl_off}};
 }
 
 void AvgmatvecFamily::generate_inputs(const Problem& p, std::uint64_t seed, HostBuffers& inputs) const {

@@ -28,6 +28,10 @@ class AvgmatvecFamily : public Family {
     split_64k4_cp = 7
   };
   enum Reduce : std::int64_t { warp = 0, shared = 1 };
+  // The cp forms' product by programmatic dependent launch: off, or allowed to launch once every
+  // averaging block has read its rows. (Allowing it once every averaging block had begun was
+  // level at best and 18 % slower for splitcp at 512 on an H200: not kept.)
+  enum Pdl : std::int64_t { pdl_off = 0, pdl_end = 1 };
   // The fused kernel keeps one set's average (L floats) in shared memory: at most 48 KiB.
   static constexpr std::int64_t kMaxLength = 12288;
 

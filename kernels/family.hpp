@@ -88,6 +88,11 @@ struct KernelLaunch {
   // at this block size and shared memory, times its SMs), for kernels that share their work out
   // over gridDim.x blocks (matmul's stream-K). Results store the grid that ran.
   bool fill_device = false;
+  // Programmatic dependent launch (sm_90 and newer): the launch may begin while the plan's previous
+  // launch is still running, and its blocks must wait (`griddepcontrol.wait`) before they read
+  // anything that launch writes. Launched without the attribute, the wait returns at once, so an
+  // application that ignores the flag still computes the same result, only without the overlap.
+  bool programmatic = false;
 };
 
 // Fills `bytes` bytes of a buffer (from byte_offset) with a repeated 32-bit word; part of the

@@ -27,8 +27,15 @@
 //   CUTUNE_EPT     vector loads each thread issues before adding (in flight together)
 //   CUTUNE_VEC     floats per vector load (1, 2, 4); scalar when M (or L for rows of A) is not
 //                  a multiple of VEC, since rows are then not aligned
+//   CUTUNE_PDL     the cp forms' product by programmatic dependent launch (sm_90; the plan flags
+//                  its launch): 0 off; 1 avg_rows lets it launch once each of its blocks has read
+//                  its rows. The product fetches its first steps of A, then waits for the averages
+//                  (griddepcontrol.wait) before it copies any of them.
 
 #define BLOCK CUTUNE_BLOCK
+#ifndef CUTUNE_PDL
+#define CUTUNE_PDL 0
+#endif
 #define EPT CUTUNE_EPT
 #define VEC CUTUNE_VEC
 #define WARPS (BLOCK / 32)
@@ -112,11 +119,17 @@ avg_rows(const float* __restrict__ v, int sets, int m, int l, float* __restrict_
   const long long row = (long long)blockIdx.x * WARPS + warp;
   if (row >= rows) return;  // whole warps leave together: the shuffles stay full
   const float sum = warp_sum(partial<false>(v + row * m, nullptr, m, lane, 32));
+#if CUTUNE_PDL
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   if (lane == 0) avg[row] = sum * scale;
 #else
   __shared__ float tree[BLOCK];
   const long long row = blockIdx.x;
   const float sum = block_sum(partial<false>(v + row * m, nullptr, m, threadIdx.x, BLOCK), tree);
+#if CUTUNE_PDL
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   if (threadIdx.x == 0) avg[row] = sum * scale;
 #endif
 }
@@ -160,6 +173,9 @@ avg_rows(const float* __restrict__ v, int sets, int m, int l, float* __restrict_
 #endif
 #ifndef MV_ASYNC
 #define MV_ASYNC 0
+#endif
+#if CUTUNE_PDL && !MV_ASYNC
+#error "CUTUNE_PDL: only the cp forms' product waits for the averages"
 #endif
 #if MV_ASYNC
 #define MV_DEPTH 32                  // depth of a pipeline step
@@ -452,19 +468,41 @@ extern "C" __global__ void __launch_bounds__(MV_THREADS) matvec_tiles(MATVEC_PAR
   const bool wide = l % 4 == 0;
   const DepthPart depth(l);
   const int steps = depth.last - depth.first;
-  const auto copy_step = [&](int k) {  // step k of this block's part into its buffer
-    float* stage = mv_stages + k % MV_STAGES * stage_floats;
+  // Step k of this block's part into its buffer: A's rows, then the averages'.
+  const auto copy_a = [&](int k) {
     const int d0 = (depth.first + k) * MV_DEPTH;
-    copy_rows<MV_ROWS>(stage, a, l, l, depth.limit, row0, d0, wide);
-    copy_rows<MV_SETS>(stage + MV_ROWS * MV_PITCH, avg, sets, l, depth.limit, set0, d0, wide);
+    copy_rows<MV_ROWS>(mv_stages + k % MV_STAGES * stage_floats, a, l, l, depth.limit, row0, d0, wide);
+  };
+  const auto copy_avg = [&](int k) {
+    const int d0 = (depth.first + k) * MV_DEPTH;
+    copy_rows<MV_SETS>(mv_stages + k % MV_STAGES * stage_floats + MV_ROWS * MV_PITCH, avg, sets, l, depth.limit,
+                       set0, d0, wide);
+  };
+  const auto copy_step = [&](int k) {
+    copy_a(k);
+    copy_avg(k);
   };
   // Every iteration commits one group, empty or not, so that "all but MV_STAGES - 2 groups done"
   // always means "step k has landed".
+#if CUTUNE_PDL
+  // Launched while the averages may still run: A is an input, so its first steps are fetched
+  // before the wait, into the first group (which the first step waits for anyway).
+#pragma unroll
+  for (int k = 0; k < MV_STAGES - 1; ++k)
+    if (k < steps) copy_a(k);
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#pragma unroll
+  for (int k = 0; k < MV_STAGES - 1; ++k) {
+    if (k < steps) copy_avg(k);
+    commit_copies();
+  }
+#else
 #pragma unroll
   for (int k = 0; k < MV_STAGES - 1; ++k) {
     if (k < steps) copy_step(k);
     commit_copies();
   }
+#endif
   float acc[4][4] = {};
   for (int k = 0; k < steps; ++k) {
     wait_copies<MV_STAGES - 2>();

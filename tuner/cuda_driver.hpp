@@ -55,6 +55,7 @@ struct Driver {
   X(cuFuncGetAttribute) \
   X(cuFuncSetAttribute) \
   X(cuLaunchKernel) \
+  X(cuLaunchKernelEx) \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 // clang-format on
 #define CUTUNE_DECLARE(name) decltype(&::name) name = nullptr;

@@ -324,6 +324,7 @@ Outcome GpuEvaluator::evaluate(const Space& space, const Config& config, const C
                             {"local_bytes", attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)},
                             {"blocks_per_sm", blocks_per_sm}};
       if (launch->fill_device) stored["fill_device"] = true;  // the grid above is this device's
+      if (launch->programmatic) stored["programmatic"] = true;
       const auto reported = ptxas.functions.find(launch->kernel);
       if (reported != ptxas.functions.end()) {
         stored["spill_store_bytes"] = reported->second.spill_store_bytes;
@@ -498,9 +499,26 @@ void run_plan(GpuEvaluator::State& s, const std::vector<Step>& plan,
           launch.args[i]);
       params[i] = storage[i].data();
     }
-    const CUresult r = cuda::driver().cuLaunchKernel(
-        functions.at(launch.kernel), launch.grid.x, launch.grid.y, launch.grid.z, launch.block.x, launch.block.y,
-        launch.block.z, launch.dynamic_shared_bytes, s.stream.get(), params.data(), nullptr);
+    CUresult r;
+    if (launch.programmatic) {
+      // Programmatic stream serialisation: the launch may start before the one before it ends; the
+      // kernel's griddepcontrol.wait holds its reads of that launch's outputs.
+      CUlaunchAttribute attribute{};
+      attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attribute.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = launch.grid.x, config.gridDimY = launch.grid.y, config.gridDimZ = launch.grid.z;
+      config.blockDimX = launch.block.x, config.blockDimY = launch.block.y, config.blockDimZ = launch.block.z;
+      config.sharedMemBytes = launch.dynamic_shared_bytes;
+      config.hStream = s.stream.get();
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      r = cuda::driver().cuLaunchKernelEx(&config, functions.at(launch.kernel), params.data(), nullptr);
+    } else {
+      r = cuda::driver().cuLaunchKernel(functions.at(launch.kernel), launch.grid.x, launch.grid.y, launch.grid.z,
+                                        launch.block.x, launch.block.y, launch.block.z, launch.dynamic_shared_bytes,
+                                        s.stream.get(), params.data(), nullptr);
+    }
     if (r != CUDA_SUCCESS) {
       cuda::CudaError error(launch.kernel + " launch failed: " + cuda::describe(r), r);
       if (error.poisons_context()) throw error;

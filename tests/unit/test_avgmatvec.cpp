@@ -75,14 +75,20 @@ TEST(AvgmatvecSpace, RespectsItsConstraintsAndDeviceLimits) {
       EXPECT_GE(limits.cc_major, 8);  // cp.async
       EXPECT_LE(AvgmatvecFamily::matvec_shape(c["fuse"]).dynamic_shared_bytes(), limits.max_shared_per_block_optin);
     }
+    if (c["pdl"] != AvgmatvecFamily::pdl_off) {  // griddepcontrol, and only the cp product waits
+      EXPECT_GE(limits.cc_major, 9);
+      EXPECT_TRUE(AvgmatvecFamily::matvec_async(c["fuse"]));
+    }
   });
-  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 800u);
+  EXPECT_LE(family.space(DeviceLimits{}).enumerate().size(), 1100u);
 }
 
-// A GPU without cp.async (sm_75) keeps the register-staged forms and loses the cp ones.
+// A GPU without cp.async (sm_75) keeps the register-staged forms and loses the cp ones; one
+// without programmatic dependent launch (sm_80) keeps the cp forms launched plainly.
 TEST(AvgmatvecSpace, CpFormsNeedSm80) {
   AvgmatvecFamily family;
   const Space turing = family.space(limits_for_arch("sm_75"));
+  const Space ampere = family.space(limits_for_arch("sm_80"));
   const Space hopper = family.space(limits_for_arch("sm_90"));
   const auto count_cp = [](const Space& space) {
     std::size_t n = 0;
@@ -91,8 +97,10 @@ TEST(AvgmatvecSpace, CpFormsNeedSm80) {
     return n;
   };
   EXPECT_EQ(count_cp(turing), 0u);
-  EXPECT_EQ(count_cp(hopper), 3u * 96u);  // 3 forms x reduce x block x ept x vec
-  EXPECT_EQ(hopper.enumerate().size() - turing.enumerate().size(), 3u * 96u);
+  EXPECT_EQ(count_cp(ampere), 3u * 96u);      // 3 forms x reduce x block x ept x vec
+  EXPECT_EQ(count_cp(hopper), 3u * 96u * 2);  // and pdl off or end
+  EXPECT_EQ(ampere.enumerate().size() - turing.enumerate().size(), 3u * 96u);
+  EXPECT_EQ(hopper.enumerate().size() - ampere.enumerate().size(), 3u * 96u);
 }
 
 // Configs are stored by label. splitpf (removed: never faster than split or split64k2/k4 on an
@@ -100,7 +108,7 @@ TEST(AvgmatvecSpace, CpFormsNeedSm80) {
 // before, and splitpf's no longer parse (a warm start skips them).
 TEST(AvgmatvecSpace, RemovedFuseNoLongerParsesAndTheOthersKeepTheirValues) {
   const Space space = AvgmatvecFamily().space(DeviceLimits{});
-  const std::string rest = ",reduce=warp,block=256,ept=4,vec=4";
+  const std::string rest = ",reduce=warp,block=256,ept=4,vec=4,pdl=off";
   EXPECT_THROW(space.parse("fuse=splitpf" + rest), UsageError);
   const std::vector<std::pair<std::string, AvgmatvecFamily::Fuse>> kept{
       {"split", AvgmatvecFamily::split},
@@ -132,10 +140,11 @@ TEST(AvgmatvecPlan, SplitTilesTheProductByTheVariantsShape) {
                             Expected{"split64k2", {3, 2, 2}, 256}, Expected{"split64k4", {3, 2, 4}, 256},
                             Expected{"splitcp", {3, 2, 1}, 256, 73728}, Expected{"split64k2cp", {3, 2, 2}, 256, 73728},
                             Expected{"split64k4cp", {3, 2, 4}, 256, 73728}}) {
-    const Config config = space.parse(std::string("fuse=") + e.fuse + ",reduce=warp,block=256,ept=1,vec=1");
+    const Config config = space.parse(std::string("fuse=") + e.fuse + ",reduce=warp,block=256,ept=1,vec=1,pdl=off");
     const ConfigView view(space, config);
     const auto steps = family.plan(p, view);
     ASSERT_EQ(steps.size(), 2u) << e.fuse;
+    EXPECT_FALSE(std::get<KernelLaunch>(steps[1]).programmatic) << e.fuse;
     const auto& averages = std::get<KernelLaunch>(steps[0]);
     EXPECT_EQ(averages.kernel, "avg_rows");
     EXPECT_EQ(averages.grid.x, (130u * 70u + 7u) / 8u) << e.fuse;  // a warp per row, 8 warps a block
@@ -165,10 +174,33 @@ TEST(AvgmatvecPlan, SplitTilesTheProductByTheVariantsShape) {
   EXPECT_THROW(AvgmatvecFamily::matvec_shape(AvgmatvecFamily::fused), Error);
 }
 
+// With pdl, the product's launch is programmatic (it may start while the averages run) and the
+// averages' is not; otherwise the plan is the same.
+TEST(AvgmatvecPlan, PdlLaunchesTheProductProgrammatically) {
+  AvgmatvecFamily family;
+  const Space space = family.space(limits_for_arch("sm_90"));
+  const Problem p = AvgmatvecFamily::make_problem(130, 50, 70);
+  const auto plan_of = [&](const std::string& pdl) {
+    const Config config = space.parse("fuse=split64k2cp,reduce=warp,block=256,ept=1,vec=1,pdl=" + pdl);
+    return family.plan(p, ConfigView(space, config));
+  };
+  const auto off = plan_of("off");
+  for (const char* pdl : {"end"}) {
+    const auto steps = plan_of(pdl);
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_FALSE(std::get<KernelLaunch>(steps[0]).programmatic) << pdl;
+    EXPECT_TRUE(std::get<KernelLaunch>(steps[1]).programmatic) << pdl;
+    EXPECT_EQ(std::get<KernelLaunch>(steps[1]).grid.z, std::get<KernelLaunch>(off[1]).grid.z) << pdl;
+  }
+  const Space ampere = family.space(limits_for_arch("sm_80"));
+  EXPECT_FALSE(ampere.valid(ampere.parse("fuse=splitcp,reduce=warp,block=256,ept=1,vec=1,pdl=end")));
+  EXPECT_FALSE(space.valid(space.parse("fuse=split64k2,reduce=warp,block=256,ept=1,vec=1,pdl=end")));
+}
+
 TEST(AvgmatvecPlan, FusedLaunchesABlockPerSetWithItsAverageInSharedMemory) {
   AvgmatvecFamily family;
   const Space space = family.space(DeviceLimits{});
-  const Config config = space.parse("fuse=fused,reduce=shared,block=128,ept=2,vec=2");
+  const Config config = space.parse("fuse=fused,reduce=shared,block=128,ept=2,vec=2,pdl=off");
   const ConfigView view(space, config);
   const Problem p = AvgmatvecFamily::make_problem(33, 50, 70);
   const auto steps = family.plan(p, view);

@@ -259,6 +259,7 @@ TEST(Lookup, PlanStepsKeepMemsetsInOrder) {
   EXPECT_EQ(launch->grid[0], 64u);
   EXPECT_EQ(launch->block[0], 512u);
   EXPECT_FALSE(launch->fill_device);  // stored without the flag
+  EXPECT_FALSE(launch->programmatic);
   ASSERT_EQ(m->launches.size(), 1u);
   EXPECT_EQ(m->launches[0].grid[0], 64u);
 }
@@ -271,6 +272,16 @@ TEST(Lookup, LaunchesThatFillTheDeviceSaySo) {
   ASSERT_EQ(m->launches.size(), 1u);
   EXPECT_TRUE(m->launches[0].fill_device);
   EXPECT_EQ(m->launches[0].grid[0], 264u);
+}
+
+// A launch measured with programmatic dependent launch says so; the launch before it does not.
+TEST(Lookup, ProgrammaticLaunchesSaySo) {
+  const auto m = the_only_result("avgmatvec", "fuse=splitcp,pdl=1",
+                                 R"([{"kernel":"avg_rows","grid":[65536,1,1],"block":[128,1,1]},)"
+                                 R"({"kernel":"matvec_tiles","grid":[8,8,1],"block":[256,1,1],"programmatic":true}])");
+  ASSERT_EQ(m->launches.size(), 2u);
+  EXPECT_FALSE(m->launches[0].programmatic);
+  EXPECT_TRUE(m->launches[1].programmatic);
 }
 
 TEST(Lookup, AnswersAreCachedUntilCleared) {

@@ -151,6 +151,21 @@ TEST(LookupC, StepsSayWhetherTheirGridFillsTheDevice) {
   EXPECT_EQ(cutune_match_step_fills_device(h.match, 1), 1);
   EXPECT_EQ(cutune_match_step_fills_device(h.match, 2), -1);
   EXPECT_EQ(cutune_match_step_fills_device(nullptr, 0), -1);
+  EXPECT_EQ(cutune_match_step_programmatic(h.match, 1), 0);
+}
+
+// A launch measured with programmatic dependent launch says so through its own accessor.
+TEST(LookupC, StepsSayWhetherTheyWereLaunchedProgrammatically) {
+  TempFolder folder;
+  Handles h;
+  find_the_only_result(folder, h, "avgmatvec", "fuse=splitcp,pdl=1",
+                       R"([{"kernel":"avg_rows","grid":[65536,1,1],"block":[128,1,1]},)"
+                       R"({"kernel":"matvec_tiles","grid":[8,8,1],"block":[256,1,1],"programmatic":true}])");
+  ASSERT_EQ(cutune_match_step_count(h.match), 2u);
+  EXPECT_EQ(cutune_match_step_programmatic(h.match, 0), 0);
+  EXPECT_EQ(cutune_match_step_programmatic(h.match, 1), 1);
+  EXPECT_EQ(cutune_match_step_programmatic(h.match, 2), -1);
+  EXPECT_EQ(cutune_match_step_programmatic(nullptr, 0), -1);
 }
 
 TEST(LookupC, BuiltinDefaultHasNoTimeAndInfiniteDistance) {

@@ -270,7 +270,8 @@ Json step_json(const lookup::Step& step) {
             {"grid", l->grid},
             {"block", l->block},
             {"dynamic_shared_bytes", l->dynamic_shared_bytes},
-            {"fill_device", l->fill_device}};
+            {"fill_device", l->fill_device},
+            {"programmatic", l->programmatic}};
   const auto& m = std::get<lookup::Memset>(step);
   return {{"kind", "memset"}, {"buffer", m.buffer},           {"word", m.word},
           {"bytes", m.bytes}, {"byte_offset", m.byte_offset}, {"stream_write", m.stream_write}};
@@ -331,9 +332,10 @@ void print_lookup(const lookup::Match& m, std::optional<double> within, const st
     std::cout << fmt::format("energy     {:.4g} J per run, {} W\n", *m.energy_j, optional_number(m.power_w, "{:.1f}"));
   for (const auto& step : m.steps) {
     if (const auto* l = std::get_if<lookup::Launch>(&step))
-      std::cout << fmt::format("launch     {} grid {} block {} shared {} B{}\n", l->kernel, dim3_text(l->grid),
+      std::cout << fmt::format("launch     {} grid {} block {} shared {} B{}{}\n", l->kernel, dim3_text(l->grid),
                                dim3_text(l->block), l->dynamic_shared_bytes,
-                               l->fill_device ? " (fills the device: blocks per SM x SMs)" : "");
+                               l->fill_device ? " (fills the device: blocks per SM x SMs)" : "",
+                               l->programmatic ? " (programmatic dependent launch)" : "");
     else if (const auto* memset = std::get_if<lookup::Memset>(&step))
       std::cout << fmt::format("memset     {} bytes {}..{} to word 0x{:08x}{}\n", memset->buffer, memset->byte_offset,
                                memset->byte_offset + memset->bytes, memset->word,
