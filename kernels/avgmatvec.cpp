@@ -173,11 +173,8 @@ std::vector<Step> AvgmatvecFamily::plan(const Problem& p, const ConfigView& c) c
                        block,
                        0,
                        {BufferArg{"v"}, n32, m32, l32, BufferArg{"avg"}}},
-          KernelLaunch{"matvec_tiles",
-                       matvec_grid(n, l, shape),
-                       Dim3{static_cast<unsigned>(shape.threads())},
-                       static_cast<unsigned>(shape.dynamic_shared_bytes()),
-                       std::move(product_args),
+          KernelLaunch{"matvec_tiles", matvec_grid(n, l, shape), Dim3{static_cast<unsigned>(shape.threads())},
+                       static_cast<unsigned>(shape.dynamic_shared_bytes()), std::move(product_args),
                        /*fill_device=*/false,
                        /*programmatic=*/c["pdl"] != pdl_off}};
 }
