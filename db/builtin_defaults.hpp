@@ -31,7 +31,7 @@ inline constexpr BuiltinDefault kBuiltinDefaults[] = {
     // Each pair once for both sums, log d shared across exponents: the least double arithmetic.
     {"powersum", "map=sym,block=256,fold=1,stage=global,ksplit=1,jt=4,term=explog"},
     // Averages at copy speed with 16-byte loads, then the tiled product.
-    {"avgmatvec", "fuse=split,reduce=warp,block=256,ept=4,vec=4"},
+    {"avgmatvec", "fuse=split,reduce=warp,block=256,ept=4,vec=4,pdl=off"},
     // The register-tiled kernel: 128x128 block tile, 8x8 per thread, float4 loads.
     {"matmul",
      "algo=regtile,tile=128,ept=8,pad=0,vec=4,minblocks=1,bk=8,splitk=1,"
