@@ -1,4 +1,3 @@
-#include "core/phase_trace.hpp"
 #include "session.hpp"
 
 #include <fmt/format.h>
@@ -18,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/phase_trace.hpp"
 #include "core/progress.hpp"
 #include "compile_pool.hpp"
 #include "evaluate.hpp"
@@ -345,8 +345,8 @@ SessionResult Session::run() {
                                 pool.submit(compile_request(family_, source, space, config, options_.problems[p],
                                                             device_.limits().arch())));
 
-  // Measured once per device, while the first compiles run.
   trace_phase("session: prefetch queued");
+  // Measured once per device, while the first compiles run.
   auto stored_device = store_.device_by_uuid(device_.fingerprint().uuid);
   double copy_gbs = stored_device && stored_device->copy_bandwidth_gbs ? *stored_device->copy_bandwidth_gbs : 0;
   if (copy_gbs <= 0) {
@@ -525,7 +525,7 @@ SessionResult Session::run() {
   result.compiles = compiled.compiles;
   result.compile_seconds = compiled.seconds;
   result.compile_jobs = pool.jobs();
-  trace_phase("session: workers told to finish");
+  trace_phase("session: storing cubins and defaults");
   const auto finishing_started = Clock::now();
   store_best_cubins(store_, family_, space, tuned_problems, device_id, template_id, source, device_.limits().arch(),
                     cache);

@@ -1,4 +1,3 @@
-#include "core/phase_trace.hpp"
 #include "worker.hpp"
 
 #include <fcntl.h>
@@ -16,6 +15,7 @@
 #include <filesystem>
 #include <future>
 
+#include "core/phase_trace.hpp"
 #include "device.hpp"
 #include "output_check.hpp"
 #include "spec_family.hpp"

@@ -1,4 +1,3 @@
-#include "core/phase_trace.hpp"
 #include "commands.hpp"
 
 #include <fmt/format.h>
@@ -18,6 +17,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/phase_trace.hpp"
 #include "core/progress.hpp"
 #include "db_commands.hpp"
 #include "device.hpp"
