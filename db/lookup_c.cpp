@@ -217,16 +217,21 @@ cutune_status cutune_match_step(const cutune_match* m, size_t index, cutune_step
   });
 }
 
-int cutune_match_step_fills_device(const cutune_match* m, size_t index) {
+namespace {
+// A launch's flag through the C API: 1 or 0 (0 for memsets too), -1 past the last step.
+int launch_flag(const cutune_match* m, size_t index, bool cutune::lookup::Launch::*flag) {
   if (!m || index >= m->match->steps.size()) return -1;
   const auto* launch = std::get_if<cutune::lookup::Launch>(&m->match->steps[index]);
-  return launch && launch->fill_device ? 1 : 0;
+  return launch && launch->*flag ? 1 : 0;
+}
+}  // namespace
+
+int cutune_match_step_fills_device(const cutune_match* m, size_t index) {
+  return launch_flag(m, index, &cutune::lookup::Launch::fill_device);
 }
 
 int cutune_match_step_programmatic(const cutune_match* m, size_t index) {
-  if (!m || index >= m->match->steps.size()) return -1;
-  const auto* launch = std::get_if<cutune::lookup::Launch>(&m->match->steps[index]);
-  return launch && launch->programmatic ? 1 : 0;
+  return launch_flag(m, index, &cutune::lookup::Launch::programmatic);
 }
 
 int64_t cutune_match_matched_size(const cutune_match* m) { return m->match->matched_size; }
