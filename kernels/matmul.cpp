@@ -53,7 +53,8 @@ double relative_tolerance(std::int64_t k) {
 
 std::string MatmulFamily::summary() const {
   return "fp32 C = A B: the best-practices guide's shared-memory tiles (A, or A and B), a register-tiled, "
-         "double-buffered kernel and a warp-tiled one fed by multi-stage cp.async copies";
+         "double-buffered kernel and a warp-tiled one fed by multi-stage cp.async copies, with FFMA or on the "
+         "tensor cores as three TF32 products a product (3xTF32)";
 }
 
 std::int64_t MatmulFamily::fetch_share(std::int64_t algo, std::int64_t tile, std::int64_t ept, std::int64_t bk) {
@@ -64,17 +65,18 @@ std::int64_t MatmulFamily::fetch_share(std::int64_t algo, std::int64_t tile, std
 
 std::int64_t MatmulFamily::static_shared_bytes(std::int64_t algo, std::int64_t tile, std::int64_t pad,
                                                std::int64_t bk) {
-  if (algo == warptile) return 0;                                 // all of it dynamic
+  if (warp_tiled(algo)) return 0;                                 // all of it dynamic
   if (algo == regtile) return 2 * 2 * bk * (tile + 4 * pad) * 4;  // two buffers of A and B, bk deep
   return (algo == ab_shared ? 2 : 1) * tile * (tile + pad) * 4;
 }
 
 std::int64_t MatmulFamily::dynamic_shared_bytes(const ConfigView& c) {
-  if (c["algo"] != warptile) return 0;
+  if (!warp_tiled(c["algo"])) return 0;
   const std::int64_t rows = tile_rows(c["tile"], c["shape"]), columns = tile_columns(c["tile"], c["shape"]);
-  const std::int64_t pad = 4 * c["pad"], bk = c["bk"];
+  const bool tensor = c["algo"] == tf32x3;  // pads A's rows by 8 and B's by 4 (see the template)
+  const std::int64_t pad = (tensor ? 8 : 4) * c["pad"], bk = c["bk"];
   const std::int64_t a = c["transpose"] ? bk * (rows + pad) : rows * (bk + pad);
-  return c["stages"] * (a + bk * columns) * 4;
+  return c["stages"] * (a + bk * (columns + (tensor ? 4 : 0))) * 4;
 }
 
 std::int64_t MatmulFamily::stream_k_blocks(const Problem& p, const ConfigView& c) {
@@ -91,9 +93,10 @@ bool register_tiled(const ConfigView& c) { return c["algo"] >= MatmulFamily::reg
 
 Space MatmulFamily::space(const DeviceLimits& limits) const {
   Space s;
-  s.labelled_axis("algo", {"a_shared", "ab_shared", "regtile", "warptile"},
-                  "guide tiles of A, of A and B, register-tiled, or warp-tiled with a cp.async pipeline")
-      .axis("tile", {16, 32, 64, 128}, "block tile edge (warptile: the shorter edge)")
+  s.labelled_axis("algo", {"a_shared", "ab_shared", "regtile", "warptile", "tf32x3"},
+                  "guide tiles of A, of A and B, register-tiled, warp-tiled with a cp.async pipeline, or that "
+                  "kernel on the tensor cores (each product as three TF32 products)")
+      .axis("tile", {16, 32, 64, 128}, "block tile edge (warptile, tf32x3: the shorter edge)")
       .axis("ept", {1, 2, 4, 8}, "register tile edge: each thread computes ept x ept elements")
       .axis("pad", {0, 1}, "pad shared rows against bank conflicts")
       .axis("vec", {1, 4}, "widest global load in floats")
@@ -102,19 +105,20 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       .axis("bk", {8, 16, 32}, "register-tiled: k depth of a step")
       .axis("splitk", {1, 2, 4}, "register-tiled: k split over this many blocks per tile, added with atomics")
       .labelled_axis("shape", {"square", "wide", "tall"},
-                     "warptile: block tile tile x tile, tile x 2 tile or 2 tile x tile (others: square)")
-      .axis("warp_rows", {4, 8}, "warptile: thread rows of a warp, 4 (32 x 64 warp tiles) or 8 (64 x 32)")
-      .axis("stages", {2, 3, 4}, "warptile: shared buffers of the cp.async pipeline")
+                     "warptile, tf32x3: block tile tile x tile, tile x 2 tile or 2 tile x tile (others: square)")
+      .axis("warp_rows", {4, 8}, "warptile, tf32x3: thread rows of a warp, 4 (32 x 64 warp tiles) or 8 (64 x 32)")
+      .axis("stages", {2, 3, 4}, "warptile, tf32x3: shared buffers of the cp.async pipeline")
       .axis("swizzle", {0, 1}, "warptile: XOR-swizzle A's shared rows against bank conflicts instead of padding")
-      .axis("raster", {1, 8}, "warptile: blocks walk C's tiles in groups of this many block rows (L2 reuse)")
+      .axis("raster", {1, 8}, "warptile, tf32x3: blocks walk C's tiles in groups of this many block rows (L2 reuse)")
       .axis("transpose", {0, 1},
             "warptile: A's tile transposed in shared memory (4-byte copies, float4 reads along m, fewer registers)")
       .axis("streamk", {0, 1},
-            "warptile: a block per tile, or stream-K (as many blocks as the device holds, each an equal run of the "
+            "warptile, tf32x3: a block per tile, or stream-K (as many blocks as the device holds, each an equal run of "
+            "the "
             "tiles' k-steps; no part-empty last wave)")
       .require("stream-K: warptile's square tiles without split k (it shares k out itself)",
                [](const ConfigView& c) {
-                 return c["streamk"] == 0 || (c["algo"] == warptile && c["shape"] == square && c["splitk"] == 1);
+                 return c["streamk"] == 0 || (warp_tiled(c["algo"]) && c["shape"] == square && c["splitk"] == 1);
                })
       .require("splitk > 1 only for the register-tiled kernels",
                [](const ConfigView& c) { return c["splitk"] == 1 || register_tiled(c); })
@@ -124,35 +128,41 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
                [](const ConfigView& c) { return register_tiled(c) || c["tile"] <= 64; })
       .require("regtile uses 64 or 128 tiles and 4 x 4 or 8 x 8 register tiles",
                [](const ConfigView& c) { return c["algo"] != regtile || (c["tile"] >= 64 && c["ept"] >= 4); })
-      .require("warptile uses 128 tiles, 8 x 8 register tiles and 16-byte copies (vec 4)",
+      .require("warptile and tf32x3 use 128 tiles, 64 results a thread (ept 8) and 16-byte copies (vec 4)",
                [](const ConfigView& c) {
-                 return c["algo"] != warptile || (c["tile"] == 128 && c["ept"] == 8 && c["vec"] == 4);
+                 return !warp_tiled(c["algo"]) || (c["tile"] == 128 && c["ept"] == 8 && c["vec"] == 4);
                })
       .require(
           "shape, warp_rows, stages, swizzle, raster and transpose are warptile's (the others take the first "
           "values)",
           [](const ConfigView& c) {
-            return c["algo"] == warptile || (c["shape"] == square && c["warp_rows"] == 4 && c["stages"] == 2 &&
+            return warp_tiled(c["algo"]) || (c["shape"] == square && c["warp_rows"] == 4 && c["stages"] == 2 &&
                                              c["swizzle"] == 0 && c["raster"] == 1 && c["transpose"] == 0);
           })
       .require("warptile pads or swizzles A's row-major shared rows, one of the two; its transposed tile is padded",
                [](const ConfigView& c) {
-                 return c["algo"] != warptile ||
+                 return !warp_tiled(c["algo"]) ||
                         (c["transpose"] ? c["pad"] == 1 && c["swizzle"] == 0 : c["pad"] + c["swizzle"] == 1);
+               })
+      // Its fragments read A across k, two adjacent values a row, and B across n (see the template).
+      .require("tf32x3 reads A row-major and padded (no transpose, no swizzle), in steps of 16 or 32 k",
+               [](const ConfigView& c) {
+                 return c["algo"] != tf32x3 || (c["transpose"] == 0 && c["pad"] == 1 && c["bk"] >= 16);
                })
       // Prunings that keep a brute force of the family at a few minutes. Pipelines 24 to 64
       // k-steps deep: 3 or 4 stages of 8, 2 or 3 of 16 or of 32 (three of 32 are 100 KiB a block,
       // two blocks an SM).
       .require("warptile: 3 or 4 stages with bk 8, 2 or 3 with bk 16 or 32",
                [](const ConfigView& c) {
-                 return c["algo"] != warptile || (c["bk"] == 8 ? c["stages"] >= 3 : c["stages"] <= 3);
+                 return !warp_tiled(c["algo"]) || (c["bk"] == 8 ? c["stages"] >= 3 : c["stages"] <= 3);
                })
       // At 4096^3 a step's head (barrier, copies, its first shared reads) drew about half of the
       // stall samples at bk 8 (Nsight Compute, H200): bk 32 pays it once per 32 k for the
       // transposed tile, whose copies are one float per k anyway. The regtile kernel takes 8 or 16.
-      .require("bk 32 only for warptile's transposed square tiles",
+      .require("bk 32 only for warptile's transposed square tiles and tf32x3's square tiles",
                [](const ConfigView& c) {
-                 return c["bk"] != 32 || (c["algo"] == warptile && c["transpose"] == 1 && c["shape"] == square);
+                 return c["bk"] != 32 || (c["shape"] == square &&
+                                          ((c["algo"] == warptile && c["transpose"] == 1) || c["algo"] == tf32x3));
                })
       // Padding and swizzling both make every shared read one wavefront: only the main candidate
       // (square tiles, whole k) tries both.
@@ -162,28 +172,30 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
                         (c["shape"] == square && c["splitk"] == 1);
                })
       // 512-thread blocks are held to 128 registers a thread, which bk 16 exceeds (spills).
-      .require("warptile: wide and tall tiles step by bk 8",
-               [](const ConfigView& c) { return c["algo"] != warptile || c["shape"] == square || c["bk"] == 8; })
+      .require("warptile: wide and tall tiles step by bk 8 (tf32x3: by 16)",
+               [](const ConfigView& c) {
+                 return !warp_tiled(c["algo"]) || c["shape"] == square || c["bk"] == (c["algo"] == tf32x3 ? 16 : 8);
+               })
       // The transposed tile fits 128 registers a thread (two 256-thread blocks an SM).
       .require("warptile: transposed square tiles promise 2 blocks per SM",
                [](const ConfigView& c) {
-                 return c["algo"] != warptile || c["transpose"] == 0 || c["shape"] != square || c["minblocks"] == 2;
+                 return !warp_tiled(c["algo"]) || c["transpose"] == 0 || c["shape"] != square || c["minblocks"] == 2;
                })
       // Split k is for problems with few tiles: square tiles, 2 blocks an SM, the natural order.
       .require("warptile: split k only with square tiles, 2 blocks per SM and raster 1",
                [](const ConfigView& c) {
-                 return c["algo"] != warptile || c["splitk"] == 1 ||
+                 return !warp_tiled(c["algo"]) || c["splitk"] == 1 ||
                         (c["shape"] == square && c["minblocks"] == 2 && c["raster"] == 1);
                })
-      .require("warptile needs cp.async (sm_80 or newer)",
-               [major = limits.cc_major](const ConfigView& c) { return c["algo"] != warptile || major >= 8; })
+      .require("warptile needs cp.async, tf32x3 also TF32 mma (sm_80 or newer)",
+               [major = limits.cc_major](const ConfigView& c) { return !warp_tiled(c["algo"]) || major >= 8; })
       .require(
           "minblocks 2 only for register-tiled blocks of at most 256 threads (two must fit an SM's registers)",
           [](const ConfigView& c) { return c["minblocks"] == 1 || (register_tiled(c) && block_threads(c) <= 256); })
       .require("at least one warp per block", [](const ConfigView& c) { return block_threads(c) >= 32; })
       .require("vector loads only where a thread fetches at least 2 floats of a tile",
                [](const ConfigView& c) {
-                 return c["vec"] == 1 || c["algo"] == warptile ||
+                 return c["vec"] == 1 || warp_tiled(c["algo"]) ||
                         fetch_share(c["algo"], c["tile"], c["ept"], c["bk"]) >= 2;
                })
       .require("threads per block <= device max threads per block",
@@ -248,7 +260,8 @@ std::vector<Step> MatmulFamily::plan(const Problem& p, const ConfigView& c) cons
   // Rows of A and B start 16-byte aligned only when k and n are multiples of 4; otherwise the
   // scalar-load kernel of the same config runs (warptile's copies 4 bytes at a time).
   const bool aligned_rows = k % 4 == 0 && n % 4 == 0;
-  const char* const kernels[] = {"matmul_guide", "matmul_guide", "matmul_regtile", "matmul_warptile"};
+  const char* const kernels[] = {"matmul_guide", "matmul_guide", "matmul_regtile", "matmul_warptile",
+                                 "matmul_warptile"};
   const std::string kernel = std::string(kernels[c["algo"]]) + (aligned_rows ? "" : "_scalar");
   const auto shared = static_cast<unsigned>(dynamic_shared_bytes(c));
   if (c["streamk"] == 1) {

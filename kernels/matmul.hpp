@@ -12,7 +12,10 @@ namespace cutune {
 
 class MatmulFamily : public Family {
  public:
-  enum Algorithm : std::int64_t { a_shared = 0, ab_shared = 1, regtile = 2, warptile = 3 };
+  // tf32x3: warptile's kernel with its products on the tensor cores, three TF32 products each.
+  enum Algorithm : std::int64_t { a_shared = 0, ab_shared = 1, regtile = 2, warptile = 3, tf32x3 = 4 };
+  // warptile and tf32x3 share the block tiles, warps, pipeline and their axes.
+  static bool warp_tiled(std::int64_t algo) { return algo >= warptile; }
   // warptile's block tile: tile x tile, tile x 2 tile (wide) or 2 tile x tile (tall).
   enum Shape : std::int64_t { square = 0, wide = 1, tall = 2 };
   static constexpr std::int64_t kMaxDimension = 32768;

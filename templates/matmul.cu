@@ -10,6 +10,9 @@
 //                  A stored transposed so that each thread reads its rows as float4
 //                3 warptile: warp tiles of 8 x 8 register tiles, fed by a multi-stage cp.async
 //                  pipeline (see its section below for its own parameters)
+//                4 tf32x3: warptile's blocks, warps and pipeline, with each warp's products on the
+//                  tensor cores: every fp32 operand split into two TF32 halves, three TF32 products
+//                  a product (3xTF32; see its section below)
 //   CUTUNE_TILE  block tile edge (for algos 0 and 1 also the k depth of a tile, as in the guide)
 //   CUTUNE_EPT   RT: each thread computes an RT x RT register tile; (TILE/RT)^2 threads per block.
 //                Algos 0, 1: rows ty + r*TX, columns tx + c*TX (coalesced, conflict-free B reads).
@@ -35,7 +38,7 @@
 #define TILE CUTUNE_TILE
 #define RT CUTUNE_EPT
 #define TX (TILE / RT)
-#if CUTUNE_ALGO == 3
+#if CUTUNE_ALGO >= 3
 // warptile's block tile is BM x BN (CUTUNE_SHAPE 0: TILE x TILE, 1: TILE x 2 TILE, 2: 2 TILE x TILE)
 #define BM (CUTUNE_SHAPE == 2 ? 2 * TILE : TILE)
 #define BN (CUTUNE_SHAPE == 1 ? 2 * TILE : TILE)
@@ -336,7 +339,7 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 }
 #endif
 
-#if CUTUNE_ALGO == 3
+#if CUTUNE_ALGO >= 3
 // ---- warp-tiled, multi-stage cp.async pipeline ---------------------------------------------------
 //
 // A BM x BN block tile, BK deep per step, in STAGES shared buffers that cp.async fills (global to
@@ -373,6 +376,27 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 //                  1024 tiles are 3.88 waves of 264 blocks on an H100, and a block per tile takes
 //                  the time of 4 full waves (n = 3968, 4096 and 4224 took the same time).
 // The shared buffers are dynamic shared memory (the plan asks for them; above 48 KiB by opt-in).
+//
+// tf32x3 (CUTUNE_ALGO 4) keeps all of the above but the warps' arithmetic. A warp's WM x WN tile is
+// (WM / 16) x (WN / 8) tiles of mma.sync m16n8k8 with TF32 operands and fp32 accumulators (the
+// same 64 results a thread). TF32 keeps 10 of fp32's 23 mantissa bits, so each operand x is split
+// into hi = x rounded to TF32 and lo = (x - hi) rounded to TF32: |x - hi - lo| <= 2^-22 |x|. A
+// product is hi*hi + hi*lo + lo*hi (lo*lo, about 2^-22 of it, is left out): three tensor-core
+// products for one FFMA's, at about five times the FFMA pipe's rate on Hopper (mma.sync TF32 324
+// TFLOP/s against FFMA's 64 on an H200). This is CUTLASS's "3xTF32". The results are not fp32's
+// bit for bit: they must pass the same verification as every other config.
+//
+// The mma fragments hold k (and n) in the hardware's order; the kernel chooses which k and n each
+// fragment slot stands for, the same for A, B and C, so that each thread's shared reads are wide:
+//  - k: slot t of a k8 step is k = 2t, slot t + 4 is k = 2t + 1 (t = lane % 4), so a thread's two
+//    values of A in one row are adjacent: one 8-byte read. A's rows are BK + 8 floats, so that the
+//    8 rows (lane / 4) that one read covers fall in distinct banks.
+//  - n: column g (g = lane / 4) of the warp's fragment nt is column (nt / 4) 32 + 4 g + nt % 4 of
+//    the warp tile, so that a thread's values of B in one k row for four fragments are adjacent:
+//    one 16-byte read. B's rows are BN + 4 floats: the 8 threads of a 16-byte read phase (2 values
+//    of g, 4 of t, t picking the k row) fall in distinct bank groups. Each thread's results of one
+//    row are then runs of 4 adjacent columns of C: 16-byte stores.
+// A is read row-major (no transpose: its column reads would conflict), padded (no swizzle).
 
 #define STAGES CUTUNE_STAGES
 #define WROWS CUTUNE_WARP_ROWS
@@ -382,19 +406,24 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 #define WARPS_N (BN / WN)
 #define A_CHUNKS (BK / 4)                      // float4 columns of a shared row of A
 #define TRANSPOSE CUTUNE_TRANSPOSE
+#define TF32X3 (CUTUNE_ALGO == 4)
 #if TRANSPOSE
 #define A_STRIDE (BM + (CUTUNE_PAD ? 4 : 0))  // floats per shared row (a k-step) of A's tile
 #define A_STAGE (BK * A_STRIDE)
 #else
-#define A_STRIDE (BK + (CUTUNE_PAD ? 4 : 0))  // floats per shared row of A (16-byte multiple)
-#define A_STAGE (BM * A_STRIDE)                // floats of one stage of A
+#define A_STRIDE (BK + (CUTUNE_PAD ? (TF32X3 ? 8 : 4) : 0))  // floats per shared row of A (16-byte multiple)
+#define A_STAGE (BM * A_STRIDE)                               // floats of one stage of A
 #endif
-#define B_STAGE (BK * BN)
+#define B_STRIDE (BN + (TF32X3 ? 4 : 0))  // floats per shared row (a k-step) of B's tile
+#define B_STAGE (BK * B_STRIDE)
 
 static_assert(RT == 8, "warptile threads compute 8 x 8 register tiles");
 static_assert(WROWS * WCOLS == 32, "a warp is WROWS x WCOLS threads");
 static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles cover the block tile");
-static_assert(A_CHUNKS == 2 || A_CHUNKS == 4 || (TRANSPOSE && A_CHUNKS == 8), "BK is 8 or 16 (32: transposed A)");
+static_assert(A_CHUNKS == 2 || A_CHUNKS == 4 || ((TRANSPOSE || TF32X3) && A_CHUNKS == 8),
+              "BK is 8 or 16 (32: transposed A, or tf32x3)");
+static_assert(!TF32X3 || (!TRANSPOSE && CUTUNE_PAD && BK >= 16),
+              "tf32x3 reads A row-major and padded, in k8 steps that pair up k (BK 16 or 32)");
 static_assert(STAGES >= 2, "at least double buffering");
 static_assert(!(CUTUNE_PAD && CUTUNE_SWIZZLE), "padding or swizzling, not both");
 static_assert(!(TRANSPOSE && CUTUNE_SWIZZLE), "the transposed tile is padded");
@@ -482,7 +511,7 @@ struct StepCopier {
 #endif
     b_row = threadIdx.x / B_PER_ROW;
     b_col = col0 + threadIdx.x % B_PER_ROW * 4;
-    b_dst = shared_address(Bs + b_row * BN + threadIdx.x % B_PER_ROW * 4);
+    b_dst = shared_address(Bs + b_row * B_STRIDE + threadIdx.x % B_PER_ROW * 4);
   }
 
   // Issues this thread's copies of the step at k0 into `stage`. CHECKED: the step may reach past
@@ -507,7 +536,7 @@ struct StepCopier {
 #pragma unroll
     for (int i = 0; i < (B_COPIES + THREADS - 1) / THREADS; ++i)
       if (B_COPIES % THREADS == 0 || threadIdx.x + i * THREADS < B_COPIES) {
-        const unsigned dst = b_dst + (stage * B_STAGE + i * B_ROWS_APART * BN) * 4;
+        const unsigned dst = b_dst + (stage * B_STAGE + i * B_ROWS_APART * B_STRIDE) * 4;
         copy_run<VEC, 4>(dst, B, n, k0 + b_row + i * B_ROWS_APART, k, b_col, n);
       }
   }
@@ -530,16 +559,111 @@ struct StepCopier {
 #pragma unroll
     for (int i = 0; i < (B_COPIES + THREADS - 1) / THREADS; ++i)
       if (B_COPIES % THREADS == 0 || threadIdx.x + i * THREADS < B_COPIES) {
-        copy_run_inside<VEC>(b_dst + (stage * B_STAGE + i * B_ROWS_APART * BN) * 4, b + (long long)i * B_ROWS_APART * n);
+        copy_run_inside<VEC>(b_dst + (stage * B_STAGE + i * B_ROWS_APART * B_STRIDE) * 4,
+                             b + (long long)i * B_ROWS_APART * n);
       }
   }
 };
 
+// A thread's place in its warp's tile, the same for every tile of C.
+struct ThreadPlace {
+  int first_row, first_col;
+#if TF32X3
+  int k_pair;     // t = lane % 4: the thread's fragment slots t and t + 4 are k = 2t and 2t + 1
+  int result_col;  // its results' columns: result_col + 32 q + 4 c + 0..3 (c: accumulator register % 2)
+  __device__ __forceinline__ ThreadPlace() {
+    const int warp = threadIdx.x / 32, lane_id = threadIdx.x % 32;
+    first_row = (warp / WARPS_N) * WM + lane_id / 4;      // its rows: first_row + 16 mt + 8 h
+    first_col = (warp % WARPS_N) * WN + lane_id / 4 * 4;  // B's columns it reads: first_col + 32 q + 0..3
+    k_pair = lane_id % 4;
+    result_col = (warp % WARPS_N) * WN + k_pair * 8;  // C's column slots 2t and 2t + 1
+  }
+#else
+  __device__ __forceinline__ ThreadPlace() {
+    const int warp = threadIdx.x / 32, lane_id = threadIdx.x % 32;
+    const int ty = lane_id / WCOLS, tx = lane_id % WCOLS;
+#if TRANSPOSE
+    first_row = (warp / WARPS_N) * WM + ty * 4;  // rows first_row + (i / 4) * WROWS * 4 + i % 4
+#else
+    first_row = (warp / WARPS_N) * WM + ty;  // the thread's rows: first_row + i * WROWS
+#endif
+    first_col = (warp % WARPS_N) * WN + tx * 4;  // its columns: first_col + g * WCOLS * 4 + 0..3
+  }
+#endif
+};
+
+#if TF32X3
+#define MT (WM / 16)  // a warp's mma tiles down
+#define NT (WN / 8)   // and across
+static_assert(MT * NT * 4 == RT * RT, "a thread's accumulators are its 8 x 8 register tile");
+static_assert(NT % 4 == 0, "fragments come in fours across (one 16-byte read of B)");
+
+// acc as the mma tiles' accumulators: register r of tile (mt, nt).
+#define FRAG(acc, mt, nt, r) acc[((mt) * NT + (nt)) / 2][((mt) * NT + (nt)) % 2 * 4 + (r)]
+
+// x = hi + lo + e, hi and lo TF32 values (fp32 with the low 13 mantissa bits zero), each rounded
+// to nearest (ties away) by adding half of the dropped part: |e| <= 2^-22 |x|. Integer adds and
+// masks: full-rate, where cvt.rna.tf32.f32 is not.
+__device__ __forceinline__ void split_tf32(float x, unsigned& hi, unsigned& lo) {
+  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  lo = (__float_as_uint(x - __uint_as_float(hi)) + 0x1000u) & 0xffffe000u;
+}
+
+// d += a b for one m16n8k8 tile (not volatile: the compiler may interleave independent ones).
+__device__ __forceinline__ void mma_tf32(float* d, const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// One stage's BK k-steps of the warp's tile, as 3xTF32 tensor-core products, into acc.
+__device__ __forceinline__ void tf32x3_stage(const float* a, const float* b, const ThreadPlace& place,
+                                             float (&acc)[RT][RT]) {
+#pragma unroll
+  for (int kk = 0; kk < BK; kk += 8) {
+    const int k = kk + 2 * place.k_pair;
+    unsigned a_hi[MT][4], a_lo[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // rows g and g + 8 of the tile: registers h and h + 2
+        const float2 v = *reinterpret_cast<const float2*>(a + (place.first_row + 16 * mt + 8 * h) * A_STRIDE + k);
+        split_tf32(v.x, a_hi[mt][h], a_lo[mt][h]);          // slot t: k = 2t
+        split_tf32(v.y, a_hi[mt][h + 2], a_lo[mt][h + 2]);  // slot t + 4: k = 2t + 1
+      }
+    unsigned b_hi[NT][2], b_lo[NT][2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j)  // k = 2t + j: register j
+#pragma unroll
+      for (int q = 0; q < NT / 4; ++q) {
+        const float4 v = *reinterpret_cast<const float4*>(b + (k + j) * B_STRIDE + place.first_col + 32 * q);
+#pragma unroll
+        for (int w = 0; w < 4; ++w) split_tf32(lane(v, w), b_hi[4 * q + w][j], b_lo[4 * q + w][j]);
+      }
+    // The small products first, each pass over every tile before the next: independent mmas
+    // between two that add into the same accumulators.
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_tf32(&FRAG(acc, mt, nt, 0), a_lo[mt], b_hi[nt][0], b_hi[nt][1]);
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_tf32(&FRAG(acc, mt, nt, 0), a_hi[mt], b_lo[nt][0], b_lo[nt][1]);
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_tf32(&FRAG(acc, mt, nt, 0), a_hi[mt], b_hi[nt][0], b_hi[nt][1]);
+  }
+}
+#endif
+
 // The block's k steps through the STAGES-deep pipeline, into acc.
 template <bool CHECKED, bool VEC>
 __device__ __forceinline__ void warptile_steps(const StepCopier<VEC>& copier, const StepRange& range,
-                                               const float* As, const float* Bs, int first_row, int first_col,
+                                               const float* As, const float* Bs, const ThreadPlace& place,
                                                float (&acc)[RT][RT]) {
+  const int first_row = place.first_row, first_col = place.first_col;
   // Every thread commits one group per step, empty or not, so that "all but the newest
   // STAGES - 2 groups are done" always means "step t has landed".
 #pragma unroll
@@ -557,11 +681,14 @@ __device__ __forceinline__ void warptile_steps(const StepCopier<VEC>& copier, co
 
     const float* a = As + read * A_STAGE;
     const float* b = Bs + read * B_STAGE;
-#if TRANSPOSE
+#if TF32X3
+    tf32x3_stage(a, b, place, acc);
+    (void)first_row, (void)first_col;
+#elif TRANSPOSE
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
       const float* a_row = a + kk * A_STRIDE + first_row;
-      const float* b_row = b + kk * BN + first_col;
+      const float* b_row = b + kk * B_STRIDE + first_col;
       const float4 a0 = *reinterpret_cast<const float4*>(a_row);
       const float4 a1 = *reinterpret_cast<const float4*>(a_row + WROWS * 4);
       const float4 b0 = *reinterpret_cast<const float4*>(b_row);
@@ -584,7 +711,7 @@ __device__ __forceinline__ void warptile_steps(const StepCopier<VEC>& copier, co
       }
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        const float* b_row = b + (kc * 4 + q) * BN + first_col;
+        const float* b_row = b + (kc * 4 + q) * B_STRIDE + first_col;
         const float4 b0 = *reinterpret_cast<const float4*>(b_row);
         const float4 b1 = *reinterpret_cast<const float4*>(b_row + WCOLS * 4);
         const float bv[RT] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
@@ -619,21 +746,6 @@ __device__ __forceinline__ void tile_position(int id, int tiles_m, int tiles_n, 
 #endif
 }
 
-// A thread's place in its warp's tile, the same for every tile of C.
-struct ThreadPlace {
-  int first_row, first_col;
-  __device__ __forceinline__ ThreadPlace() {
-    const int warp = threadIdx.x / 32, lane_id = threadIdx.x % 32;
-    const int ty = lane_id / WCOLS, tx = lane_id % WCOLS;
-#if TRANSPOSE
-    first_row = (warp / WARPS_N) * WM + ty * 4;  // rows first_row + (i / 4) * WROWS * 4 + i % 4
-#else
-    first_row = (warp / WARPS_N) * WM + ty;  // the thread's rows: first_row + i * WROWS
-#endif
-    first_col = (warp % WARPS_N) * WN + tx * 4;  // its columns: first_col + g * WCOLS * 4 + 0..3
-  }
-};
-
 // acc = the product of the tile at (row0, col0) over the k-steps of `range` (not empty).
 template <bool VEC>
 __device__ __forceinline__ void tile_product(const float* __restrict__ A, const float* __restrict__ B, int m, int n,
@@ -644,15 +756,44 @@ __device__ __forceinline__ void tile_product(const float* __restrict__ A, const 
   // A block whose tile and k steps lie wholly inside the matrices copies without bounds tests
   // (uniform per block; 4096^3 has no other kind).
   if (row0 + BM <= m && col0 + BN <= n && k % BK == 0)
-    warptile_steps<false>(copier, range, As, Bs, place.first_row, place.first_col, acc);
+    warptile_steps<false>(copier, range, As, Bs, place, acc);
   else
-    warptile_steps<true>(copier, range, As, Bs, place.first_row, place.first_col, acc);
+    warptile_steps<true>(copier, range, As, Bs, place, acc);
+}
+
+// Four adjacent results of a row of C, from column col (a multiple of 4): those inside C.
+__device__ __forceinline__ void store_run(float* __restrict__ C, int n, int row, int col, float4 v) {
+  float* out = C + (long long)row * n + col;
+  if (n % 4 == 0 && col < n) {  // n % 4 == 0 and col % 4 == 0: all four are inside
+    emit_vector(out, v);
+  } else {
+#pragma unroll
+    for (int w = 0; w < 4; ++w)
+      if (col + w < n) emit_scalar(out + w, lane(v, w));
+  }
 }
 
 // The thread's results of the tile at (row0, col0) into C (added to it, with split k).
 __device__ __forceinline__ void store_tile(float* __restrict__ C, int m, int n, int row0, int col0,
                                            const ThreadPlace& place, const float (&acc)[RT][RT]) {
-  const bool vector_store = n % 4 == 0;
+#if TF32X3
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // accumulator registers 2h and 2h + 1: rows g and g + 8
+      const int row = row0 + place.first_row + 16 * mt + 8 * h;
+      if (row >= m) continue;
+#pragma unroll
+      for (int c = 0; c < 2; ++c)
+#pragma unroll
+        for (int q = 0; q < NT / 4; ++q) {
+          const int col = col0 + place.result_col + 32 * q + 4 * c;
+          store_run(C, n, row, col,
+                    make_float4(FRAG(acc, mt, 4 * q, 2 * h + c), FRAG(acc, mt, 4 * q + 1, 2 * h + c),
+                                FRAG(acc, mt, 4 * q + 2, 2 * h + c), FRAG(acc, mt, 4 * q + 3, 2 * h + c)));
+        }
+    }
+#else
 #pragma unroll
   for (int i = 0; i < RT; ++i) {
 #if TRANSPOSE
@@ -664,17 +805,10 @@ __device__ __forceinline__ void store_tile(float* __restrict__ C, int m, int n, 
 #pragma unroll
     for (int g = 0; g < 2; ++g) {
       const int col = col0 + place.first_col + g * WCOLS * 4;
-      const float4 v = make_float4(acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
-      float* out = C + (long long)row * n + col;
-      if (vector_store && col < n) {  // n % 4 == 0 and col % 4 == 0: all four are inside
-        emit_vector(out, v);
-      } else {
-#pragma unroll
-        for (int w = 0; w < 4; ++w)
-          if (col + w < n) emit_scalar(out + w, lane(v, w));
-      }
+      store_run(C, n, row, col, make_float4(acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]));
     }
   }
+#endif
 }
 
 #if CUTUNE_STREAMK

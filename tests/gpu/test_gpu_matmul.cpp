@@ -70,6 +70,39 @@ TEST(GpuMatmul, PlantedWrongWarptileIsRejected) {
   EXPECT_GT(rows.size(), 100u);
 }
 
+// tf32x3 (warptile's pipeline, products on the tensor cores) on the same ragged problems: partial
+// mma tiles at every edge, k not a multiple of the k8 steps, the scalar kernel's 4-byte copies.
+TEST(GpuMatmul, Tf32x3VerifiesOnRaggedProblems) {
+  TempDb t;
+  db::Store store(t.path);
+  const EditedFamily tensor(registered_matmul(), "", "", "algo=tf32x3");
+  const std::vector<Problem> problems{MatmulFamily::make_problem(70, 36, 20), MatmulFamily::make_problem(129, 257, 33),
+                                      MatmulFamily::make_problem(1100, 300, 40)};
+  const auto rows = tune(tensor, store, quick_session(problems));
+  EXPECT_EQ(rows.size(), tensor.space(device().limits()).enumerate().size() * problems.size());
+  EXPECT_GT(rows.size(), 100u);
+  expect_all_verified(rows);
+}
+
+TEST(GpuMatmul, PlantedWrongTf32x3IsRejected) {
+  TempDb t;
+  db::Store store(t.path);
+  // Every tf32x3 variant doubles C[0][0] (lane 0 of warp 0: its first row, column slot and fragment).
+  const EditedFamily wrong(registered_matmul(), "make_float4(FRAG(acc, mt, 4 * q, 2 * h + c),",
+                           "make_float4(FRAG(acc, mt, 4 * q, 2 * h + c) * (row == 0 && col == 0 ? 2.0f : 1.0f),",
+                           "algo=tf32x3");
+  const auto rows = tune(wrong, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
+  EXPECT_EQ(expect_rejected_exactly(rows, {"algo=tf32x3"}, 0), static_cast<int>(rows.size()));
+  EXPECT_GT(rows.size(), 50u);
+}
+
+// The fragments' k order must be the same for A and B: pairing A's k = 2t with B's k = 2t + 1 (and
+// the other way round) computes a different sum in every tf32x3 variant.
+TEST(GpuMatmul, Tf32x3PairsTheSameKInAAndB) {
+  expect_every_config_rejected(
+      EditedFamily(registered_matmul(), "b + (k + j) * B_STRIDE", "b + (k + 1 - j) * B_STRIDE", "algo=tf32x3"));
+}
+
 // The swizzle must be undone where A's tile is read: reading the row-major tile as if unswizzled
 // takes the wrong k-steps of every row the swizzle moves, in every swizzled variant.
 TEST(GpuMatmul, WarptileSwizzleIsUndoneOnRead) {

@@ -123,12 +123,17 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
       EXPECT_EQ(c["ept"] % 4, 0);
       big_register_tiles += c["tile"] == 128 && c["ept"] == 8;
     }
-    if (c["algo"] == MatmulFamily::warptile) {
+    if (MatmulFamily::warp_tiled(c["algo"])) {
       ++warp_tiles;
       large_warp_tiles += c["shape"] != MatmulFamily::square;
       EXPECT_EQ(c["ept"], 8);
-      EXPECT_EQ(c["vec"], 4);                 // 16-byte cp.async
-      EXPECT_EQ(c["pad"] + c["swizzle"], 1);  // one layout against bank conflicts, not both
+      EXPECT_EQ(c["vec"], 4);                   // 16-byte cp.async
+      EXPECT_EQ(c["pad"] + c["swizzle"], 1);    // one layout against bank conflicts, not both
+      if (c["algo"] == MatmulFamily::tf32x3) {  // paired k reads of a padded row-major A
+        EXPECT_EQ(c["pad"], 1);
+        EXPECT_EQ(c["transpose"], 0);
+        EXPECT_GE(c["bk"], 16);
+      }
       EXPECT_LE(c["minblocks"] * dynamic, limits.max_shared_per_block_optin);
       EXPECT_LE(c["minblocks"] * threads, limits.max_threads_per_sm);
     } else {
@@ -145,31 +150,35 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
   // A brute force of the whole family at its three default problems stays a few minutes.
   const Space h100 = family.space(DeviceLimits{});
   const auto configs = h100.enumerate();
-  EXPECT_LE(
-      std::count_if(configs.begin(), configs.end(),
-                    [&](const Config& config) { return ConfigView(h100, config)["algo"] == MatmulFamily::warptile; }),
-      248);  // 160, and 88 of them again as stream-K
-  // bk 32: the transposed square warp tiles only (the template's other layouts take 8 or 16), in 2 or 3 stages.
+  const auto algo_count = [&](MatmulFamily::Algorithm algo) {
+    return std::count_if(configs.begin(), configs.end(),
+                         [&](const Config& config) { return ConfigView(h100, config)["algo"] == algo; });
+  };
+  EXPECT_LE(algo_count(MatmulFamily::warptile), 248);  // 160, and 88 of them again as stream-K
+  EXPECT_LE(algo_count(MatmulFamily::tf32x3), 96);     // 64, and 32 of them again as stream-K
+  // bk 32: square warp tiles only, transposed for warptile (the template's other layouts take 8 or 16), in 2 or 3
+  // stages.
   std::size_t deep_steps = 0;
   for (const Config& config : configs) {
     const ConfigView c(h100, config);
     if (c["bk"] != 32) continue;
     ++deep_steps;
-    EXPECT_EQ(c["algo"], MatmulFamily::warptile);
-    EXPECT_EQ(c["transpose"], 1);
+    EXPECT_TRUE(MatmulFamily::warp_tiled(c["algo"]));
+    EXPECT_EQ(c["transpose"], c["algo"] == MatmulFamily::warptile ? 1 : 0);
     EXPECT_EQ(c["shape"], MatmulFamily::square);
     EXPECT_LE(c["stages"], 3);
   }
-  EXPECT_EQ(deep_steps, 24u);  // 16, and 8 of them as stream-K (splitk 1)
+  EXPECT_EQ(deep_steps, 24u + 40u);  // warptile 16 + 8 as stream-K; tf32x3 24 + 16 as stream-K
   EXPECT_GT(warp_tiles, 0);
-  EXPECT_LE(configs.size(), 470u);
+  EXPECT_LE(configs.size(), 570u);
 }
 
 TEST(MatmulSpace, WarptileNeedsCpAsync) {
   MatmulFamily family;
   DeviceLimits turing = limits_for_arch("sm_75");
   const Space space = family.space(turing);
-  for (const Config& config : space.enumerate()) EXPECT_NE(ConfigView(space, config)["algo"], MatmulFamily::warptile);
+  for (const Config& config : space.enumerate())
+    EXPECT_FALSE(MatmulFamily::warp_tiled(ConfigView(space, config)["algo"]));  // tf32x3's mma needs sm_80 too
 }
 
 // warptile: the plan launches the vector or scalar kernel by alignment, with its pipeline's shared
@@ -227,6 +236,32 @@ TEST(MatmulPlan, WarptileLaunchesItsShapeWithDynamicSharedMemory) {
   EXPECT_FALSE(space.valid(space.parse(
       "algo=regtile,tile=128,ept=8,pad=1,vec=4,minblocks=1,bk=16,splitk=1,shape=wide,warp_rows=4,stages=2,swizzle=0,"
       "raster=1,transpose=0,streamk=0")));  // shapes are warptile's
+}
+
+// tf32x3 launches warptile's kernel with its own shared layout: A's rows padded by 8 floats, B's by 4.
+TEST(MatmulPlan, Tf32x3LaunchesTheWarptileKernelWithItsPaddedRows) {
+  MatmulFamily family;
+  const Space space = family.space(DeviceLimits{});
+  const std::string base = "algo=tf32x3,tile=128,ept=8,vec=4,splitk=1,warp_rows=8,raster=8,swizzle=0,";
+  const Config config = space.parse(base + "minblocks=2,pad=1,bk=32,shape=square,stages=2,transpose=0,streamk=0");
+  ASSERT_TRUE(space.valid(config)) << space.violation(config).value_or("");
+  const auto steps = family.plan(MatmulFamily::make_problem(4096, 4096, 4096), ConfigView(space, config));
+  ASSERT_EQ(steps.size(), 1u);
+  const auto& launch = std::get<KernelLaunch>(steps[0]);
+  EXPECT_EQ(launch.kernel, "matmul_warptile");
+  EXPECT_EQ(launch.block.x, 256u);
+  EXPECT_EQ(launch.dynamic_shared_bytes, 2u * (128 * (32 + 8) + 32 * (128 + 4)) * 4);
+
+  const auto wide = space.parse(base + "minblocks=1,pad=1,bk=16,shape=wide,stages=3,transpose=0,streamk=0");
+  ASSERT_TRUE(space.valid(wide)) << space.violation(wide).value_or("");
+  EXPECT_EQ(MatmulFamily::dynamic_shared_bytes(ConfigView(space, wide)), 3 * (128 * (16 + 8) + 16 * (256 + 4)) * 4);
+
+  // Its fragments read A row-major and padded, two k at a time.
+  EXPECT_FALSE(space.valid(space.parse(base + "minblocks=2,pad=1,bk=16,shape=square,stages=2,transpose=1,streamk=0")));
+  EXPECT_FALSE(space.valid(space.parse(
+      "algo=tf32x3,tile=128,ept=8,vec=4,splitk=1,warp_rows=8,raster=8,swizzle=1,minblocks=2,pad=0,bk=16,shape=square,"
+      "stages=2,transpose=0,streamk=0")));
+  EXPECT_FALSE(space.valid(space.parse(base + "minblocks=2,pad=1,bk=8,shape=square,stages=3,transpose=0,streamk=0")));
 }
 
 TEST(MatmulProblems, DefaultsAndValidation) {
