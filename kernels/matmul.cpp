@@ -149,6 +149,9 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
                [](const ConfigView& c) {
                  return c["algo"] != tf32x3 || (c["transpose"] == 0 && c["pad"] == 1 && c["bk"] >= 16);
                })
+      // Its running sums and a stage's sums are two register tiles, about 220 registers a thread.
+      .require("tf32x3: square tiles, one block an SM (minblocks 1)",
+               [](const ConfigView& c) { return c["algo"] != tf32x3 || (c["shape"] == square && c["minblocks"] == 1); })
       // Prunings that keep a brute force of the family at a few minutes. Pipelines 24 to 64
       // k-steps deep: 3 or 4 stages of 8, 2 or 3 of 16 or of 32 (three of 32 are 100 KiB a block,
       // two blocks an SM).
@@ -172,10 +175,8 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
                         (c["shape"] == square && c["splitk"] == 1);
                })
       // 512-thread blocks are held to 128 registers a thread, which bk 16 exceeds (spills).
-      .require("warptile: wide and tall tiles step by bk 8 (tf32x3: by 16)",
-               [](const ConfigView& c) {
-                 return !warp_tiled(c["algo"]) || c["shape"] == square || c["bk"] == (c["algo"] == tf32x3 ? 16 : 8);
-               })
+      .require("warptile: wide and tall tiles step by bk 8",
+               [](const ConfigView& c) { return c["algo"] != warptile || c["shape"] == square || c["bk"] == 8; })
       // The transposed tile fits 128 registers a thread (two 256-thread blocks an SM).
       .require("warptile: transposed square tiles promise 2 blocks per SM",
                [](const ConfigView& c) {

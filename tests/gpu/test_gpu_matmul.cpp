@@ -80,7 +80,7 @@ TEST(GpuMatmul, Tf32x3VerifiesOnRaggedProblems) {
                                       MatmulFamily::make_problem(1100, 300, 40)};
   const auto rows = tune(tensor, store, quick_session(problems));
   EXPECT_EQ(rows.size(), tensor.space(device().limits()).enumerate().size() * problems.size());
-  EXPECT_GT(rows.size(), 100u);
+  EXPECT_GT(rows.size(), 60u);
   expect_all_verified(rows);
 }
 
@@ -93,7 +93,7 @@ TEST(GpuMatmul, PlantedWrongTf32x3IsRejected) {
                            "algo=tf32x3");
   const auto rows = tune(wrong, store, quick_session({MatmulFamily::make_problem(192, 128, 64)}));
   EXPECT_EQ(expect_rejected_exactly(rows, {"algo=tf32x3"}, 0), static_cast<int>(rows.size()));
-  EXPECT_GT(rows.size(), 50u);
+  EXPECT_GT(rows.size(), 20u);
 }
 
 // The fragments' k order must be the same for A and B: pairing A's k = 2t with B's k = 2t + 1 (and

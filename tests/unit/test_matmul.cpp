@@ -129,10 +129,12 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
       EXPECT_EQ(c["ept"], 8);
       EXPECT_EQ(c["vec"], 4);                   // 16-byte cp.async
       EXPECT_EQ(c["pad"] + c["swizzle"], 1);    // one layout against bank conflicts, not both
-      if (c["algo"] == MatmulFamily::tf32x3) {  // paired k reads of a padded row-major A
+      if (c["algo"] == MatmulFamily::tf32x3) {  // paired k reads of a padded row-major A; two register tiles
         EXPECT_EQ(c["pad"], 1);
         EXPECT_EQ(c["transpose"], 0);
         EXPECT_GE(c["bk"], 16);
+        EXPECT_EQ(c["shape"], MatmulFamily::square);
+        EXPECT_EQ(c["minblocks"], 1);
       }
       EXPECT_LE(c["minblocks"] * dynamic, limits.max_shared_per_block_optin);
       EXPECT_LE(c["minblocks"] * threads, limits.max_threads_per_sm);
@@ -155,7 +157,7 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
                          [&](const Config& config) { return ConfigView(h100, config)["algo"] == algo; });
   };
   EXPECT_LE(algo_count(MatmulFamily::warptile), 248);  // 160, and 88 of them again as stream-K
-  EXPECT_LE(algo_count(MatmulFamily::tf32x3), 96);     // 64, and 32 of them again as stream-K
+  EXPECT_LE(algo_count(MatmulFamily::tf32x3), 32);     // 16, and 16 again as stream-K
   // bk 32: square warp tiles only, transposed for warptile (the template's other layouts take 8 or 16), in 2 or 3
   // stages.
   std::size_t deep_steps = 0;
@@ -168,7 +170,7 @@ TEST(MatmulSpace, RespectsItsConstraintsAndDeviceLimits) {
     EXPECT_EQ(c["shape"], MatmulFamily::square);
     EXPECT_LE(c["stages"], 3);
   }
-  EXPECT_EQ(deep_steps, 24u + 40u);  // warptile 16 + 8 as stream-K; tf32x3 24 + 16 as stream-K
+  EXPECT_EQ(deep_steps, 24u + 16u);  // warptile 16 + 8 as stream-K; tf32x3 8 + 8 as stream-K
   EXPECT_GT(warp_tiles, 0);
   EXPECT_LE(configs.size(), 570u);
 }
@@ -243,7 +245,7 @@ TEST(MatmulPlan, Tf32x3LaunchesTheWarptileKernelWithItsPaddedRows) {
   MatmulFamily family;
   const Space space = family.space(DeviceLimits{});
   const std::string base = "algo=tf32x3,tile=128,ept=8,vec=4,splitk=1,warp_rows=8,raster=8,swizzle=0,";
-  const Config config = space.parse(base + "minblocks=2,pad=1,bk=32,shape=square,stages=2,transpose=0,streamk=0");
+  const Config config = space.parse(base + "minblocks=1,pad=1,bk=32,shape=square,stages=2,transpose=0,streamk=0");
   ASSERT_TRUE(space.valid(config)) << space.violation(config).value_or("");
   const auto steps = family.plan(MatmulFamily::make_problem(4096, 4096, 4096), ConfigView(space, config));
   ASSERT_EQ(steps.size(), 1u);
@@ -252,16 +254,19 @@ TEST(MatmulPlan, Tf32x3LaunchesTheWarptileKernelWithItsPaddedRows) {
   EXPECT_EQ(launch.block.x, 256u);
   EXPECT_EQ(launch.dynamic_shared_bytes, 2u * (128 * (32 + 8) + 32 * (128 + 4)) * 4);
 
-  const auto wide = space.parse(base + "minblocks=1,pad=1,bk=16,shape=wide,stages=3,transpose=0,streamk=0");
-  ASSERT_TRUE(space.valid(wide)) << space.violation(wide).value_or("");
-  EXPECT_EQ(MatmulFamily::dynamic_shared_bytes(ConfigView(space, wide)), 3 * (128 * (16 + 8) + 16 * (256 + 4)) * 4);
+  const auto stream_k = space.parse(base + "minblocks=1,pad=1,bk=16,shape=square,stages=3,transpose=0,streamk=1");
+  ASSERT_TRUE(space.valid(stream_k)) << space.violation(stream_k).value_or("");
+  EXPECT_EQ(MatmulFamily::dynamic_shared_bytes(ConfigView(space, stream_k)), 3 * (128 * (16 + 8) + 16 * (128 + 4)) * 4);
 
   // Its fragments read A row-major and padded, two k at a time.
-  EXPECT_FALSE(space.valid(space.parse(base + "minblocks=2,pad=1,bk=16,shape=square,stages=2,transpose=1,streamk=0")));
+  EXPECT_FALSE(space.valid(space.parse(base + "minblocks=1,pad=1,bk=16,shape=square,stages=2,transpose=1,streamk=0")));
   EXPECT_FALSE(space.valid(space.parse(
-      "algo=tf32x3,tile=128,ept=8,vec=4,splitk=1,warp_rows=8,raster=8,swizzle=1,minblocks=2,pad=0,bk=16,shape=square,"
+      "algo=tf32x3,tile=128,ept=8,vec=4,splitk=1,warp_rows=8,raster=8,swizzle=1,minblocks=1,pad=0,bk=16,shape=square,"
       "stages=2,transpose=0,streamk=0")));
-  EXPECT_FALSE(space.valid(space.parse(base + "minblocks=2,pad=1,bk=8,shape=square,stages=3,transpose=0,streamk=0")));
+  EXPECT_FALSE(space.valid(space.parse(base + "minblocks=1,pad=1,bk=8,shape=square,stages=3,transpose=0,streamk=0")));
+  // Two register tiles a thread: one block an SM, of 256 threads.
+  EXPECT_FALSE(space.valid(space.parse(base + "minblocks=2,pad=1,bk=16,shape=square,stages=2,transpose=0,streamk=0")));
+  EXPECT_FALSE(space.valid(space.parse(base + "minblocks=1,pad=1,bk=16,shape=wide,stages=2,transpose=0,streamk=0")));
 }
 
 TEST(MatmulProblems, DefaultsAndValidation) {
