@@ -650,20 +650,18 @@ __device__ __forceinline__ void tf32x3_stage(const float* a, const float* b, con
 #pragma unroll
         for (int w = 0; w < 4; ++w) split_tf32(lane(v, w), b_hi[4 * q + w][j], b_lo[4 * q + w][j]);
       }
-    // The small products first; each pass goes over every tile before the next, so that
-    // independent mmas lie between two that add into the same sums.
+    // Three passes, lo·hi, hi·lo, hi·hi (the small products first), each over every tile before the
+    // next, so that independent mmas lie between two that add into the same sums.
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
+    for (int pass = 0; pass < 3; ++pass)
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) mma_tf32(&FRAG(part, mt, nt, 0), a_lo[mt], b_hi[nt][0], b_hi[nt][1]);
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) mma_tf32(&FRAG(part, mt, nt, 0), a_hi[mt], b_lo[nt][0], b_lo[nt][1]);
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) mma_tf32(&FRAG(part, mt, nt, 0), a_hi[mt], b_hi[nt][0], b_hi[nt][1]);
+        for (int nt = 0; nt < NT; ++nt) {
+          const unsigned(&a_part)[4] = pass == 0 ? a_lo[mt] : a_hi[mt];
+          const unsigned(&b_part)[2] = pass == 1 ? b_lo[nt] : b_hi[nt];
+          mma_tf32(&FRAG(part, mt, nt, 0), a_part, b_part[0], b_part[1]);
+        }
   }
 #pragma unroll
   for (int i = 0; i < RT; ++i)

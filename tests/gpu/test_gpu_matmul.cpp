@@ -19,6 +19,22 @@ void expect_every_config_rejected(const EditedFamily& wrong) {
   ASSERT_GT(rows.size(), 20u);
   for (const auto& r : rows) EXPECT_EQ(r.status, "wrong_result") << r.config;
 }
+
+// Every config whose key holds `only` verifies on problems its tiles overhang in every direction:
+// smaller than one tile (k shorter than the pipeline, so split k leaves whole splits empty), k not
+// a multiple of 4 (the scalar kernel's 4-byte copies), and more block rows than a raster group (a
+// second, partial group).
+void expect_verified_on_ragged_problems(const std::string& only, std::size_t at_least) {
+  TempDb t;
+  db::Store store(t.path);
+  const EditedFamily subset(registered_matmul(), "", "", only);
+  const std::vector<Problem> problems{MatmulFamily::make_problem(70, 36, 20), MatmulFamily::make_problem(129, 257, 33),
+                                      MatmulFamily::make_problem(1100, 300, 40)};
+  const auto rows = tune(subset, store, quick_session(problems));
+  EXPECT_EQ(rows.size(), subset.space(device().limits()).enumerate().size() * problems.size());
+  EXPECT_GT(rows.size(), at_least);
+  expect_all_verified(rows);
+}
 }  // namespace
 
 TEST(GpuMatmul, EveryConfigOfTheSpaceVerifies) {
@@ -44,20 +60,7 @@ TEST(GpuMatmul, PlantedWrongVariantIsRejected) {
   EXPECT_GT(rejected, 10);
 }
 
-// warptile on problems its tiles overhang in every direction: smaller than one tile (k shorter
-// than the pipeline, so split k leaves whole splits empty), k not a multiple of 4 (the scalar
-// kernel's 4-byte copies), and more block rows than a raster group (a second, partial group).
-TEST(GpuMatmul, WarptileVerifiesOnRaggedProblems) {
-  TempDb t;
-  db::Store store(t.path);
-  const EditedFamily warptile(registered_matmul(), "", "", "algo=warptile");
-  const std::vector<Problem> problems{MatmulFamily::make_problem(70, 36, 20), MatmulFamily::make_problem(129, 257, 33),
-                                      MatmulFamily::make_problem(1100, 300, 40)};
-  const auto rows = tune(warptile, store, quick_session(problems));
-  EXPECT_EQ(rows.size(), warptile.space(device().limits()).enumerate().size() * problems.size());
-  EXPECT_GT(rows.size(), 100u);
-  expect_all_verified(rows);
-}
+TEST(GpuMatmul, WarptileVerifiesOnRaggedProblems) { expect_verified_on_ragged_problems("algo=warptile", 100); }
 
 TEST(GpuMatmul, PlantedWrongWarptileIsRejected) {
   TempDb t;
@@ -70,19 +73,9 @@ TEST(GpuMatmul, PlantedWrongWarptileIsRejected) {
   EXPECT_GT(rows.size(), 100u);
 }
 
-// tf32x3 (warptile's pipeline, products on the tensor cores) on the same ragged problems: partial
-// mma tiles at every edge, k not a multiple of the k8 steps, the scalar kernel's 4-byte copies.
-TEST(GpuMatmul, Tf32x3VerifiesOnRaggedProblems) {
-  TempDb t;
-  db::Store store(t.path);
-  const EditedFamily tensor(registered_matmul(), "", "", "algo=tf32x3");
-  const std::vector<Problem> problems{MatmulFamily::make_problem(70, 36, 20), MatmulFamily::make_problem(129, 257, 33),
-                                      MatmulFamily::make_problem(1100, 300, 40)};
-  const auto rows = tune(tensor, store, quick_session(problems));
-  EXPECT_EQ(rows.size(), tensor.space(device().limits()).enumerate().size() * problems.size());
-  EXPECT_GT(rows.size(), 60u);
-  expect_all_verified(rows);
-}
+// tf32x3 (warptile's pipeline, products on the tensor cores) on the same problems: partial mma
+// tiles at every edge, k not a multiple of the k8 steps.
+TEST(GpuMatmul, Tf32x3VerifiesOnRaggedProblems) { expect_verified_on_ragged_problems("algo=tf32x3", 60); }
 
 TEST(GpuMatmul, PlantedWrongTf32x3IsRejected) {
   TempDb t;
