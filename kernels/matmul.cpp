@@ -49,6 +49,13 @@ double relative_tolerance(std::int64_t k) {
   return gamma_bound(static_cast<double>(k), kFloatUnitRoundoff) + 2 * kFloatUnitRoundoff;
 }
 
+// The largest mean relative error (signed, over the elements the reference computed) a config may
+// have. Additions rounded to nearest err either way: the mean of k of them is a random walk of
+// about 0.3 sqrt(k) u per element, and less over many elements. Additions that truncate (the
+// tensor cores' fp32 sums) all err downwards: adding every product of k = 4096 into the running
+// sums there drifted by 4.6e-5, inside gamma_k (2.4e-4) but six times this bound (7.6e-6).
+double drift_bound(std::int64_t k) { return 2 * std::sqrt(static_cast<double>(k)) * kFloatUnitRoundoff; }
+
 }  // namespace
 
 std::string MatmulFamily::summary() const {
@@ -378,7 +385,8 @@ HostBuffers MatmulFamily::reference(const Problem& p, const HostBuffers& inputs)
 
 // Every element must lie where a sum of k products of inputs in [kLow, kHigh) can (which
 // rejects NaN, infinities, and elements never written: the poison is a tiny negative float);
-// elements the reference computed must also be within the relative tolerance.
+// elements the reference computed must also be within the relative tolerance, and their mean
+// relative error within drift_bound (sums that all err one way).
 Verdict MatmulFamily::compare(const Problem& p, const HostBuffers& expected, const HostBuffers& actual) const {
   const auto [m, n, k] = dims_of(p);
   const auto want = expected.as<float>("c");
@@ -388,6 +396,10 @@ Verdict MatmulFamily::compare(const Problem& p, const HostBuffers& expected, con
   const double rtol = relative_tolerance(k);
   const double lowest = static_cast<double>(k) * kLow * kLow * (1 - rtol);
   const double highest = static_cast<double>(k) * kHigh * kHigh * (1 + rtol);
+  double error_sum = 0;  // of the signed relative errors of the elements the reference computed
+  std::int64_t checked = 0;
+  std::size_t worst = 0;
+  double worst_error = -1;
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double g = got[i];
     const auto where = [&] {
@@ -400,10 +412,20 @@ Verdict MatmulFamily::compare(const Problem& p, const HostBuffers& expected, con
           fmt::format("{} = {}: outside [{}, {}], where any result of these inputs lies", where(), g, lowest, highest),
           static_cast<std::int64_t>(i)};
     const double w = want[i];
-    if (!std::isnan(w) && !(std::fabs(g - w) <= rtol * w))
+    if (std::isnan(w)) continue;
+    if (!(std::fabs(g - w) <= rtol * w))
       return {false, fmt::format("{}: expected {}, got {} (rtol {:.3g})", where(), w, g, rtol),
               static_cast<std::int64_t>(i)};
+    error_sum += (g - w) / w;
+    ++checked;
+    if (std::fabs(g - w) / w > worst_error) worst = i, worst_error = std::fabs(g - w) / w;
   }
+  if (checked > 0 && std::fabs(error_sum / static_cast<double>(checked)) > drift_bound(k))
+    return {false,
+            fmt::format("c: the results drift: mean relative error {:.3g} over the {} elements checked (at most "
+                        "{:.3g} for sums rounded to nearest; the largest, {:.3g}, at element {})",
+                        error_sum / static_cast<double>(checked), checked, drift_bound(k), worst_error, worst),
+            static_cast<std::int64_t>(worst)};
   (void)m;
   return {};
 }

@@ -80,6 +80,26 @@ TEST(MatmulVerify, AcceptsTheReferenceAndFindsAPlantedMismatch) {
   EXPECT_TRUE(family.compare(p, expected, close).ok);
 }
 
+// Sums whose additions all err one way (the tensor cores' fp32 additions truncate) can stay inside
+// gamma_k; their mean relative error gives them away. Errors as large both ways pass.
+TEST(MatmulVerify, SumsThatDriftOneWayAreRejectedInsideTheTolerance) {
+  MatmulFamily family;
+  const Problem p = MatmulFamily::make_problem(64, 48, 4096);
+  const HostBuffers expected = family.reference(p, generated_inputs(family, p, 4));
+  const auto scaled = [&](auto factor_of) {
+    HostBuffers actual = expected;
+    auto c = actual.as<float>("c");
+    for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(c[i] * factor_of(i));
+    return actual;
+  };
+  // gamma_4096 is 2.4e-4; the drift bound 2 sqrt(k) u = 7.6e-6.
+  const Verdict drifting = family.compare(p, expected, scaled([](std::size_t) { return 1 - 3e-5; }));
+  EXPECT_FALSE(drifting.ok);
+  EXPECT_NE(drifting.message.find("drift"), std::string::npos) << drifting.message;
+  EXPECT_TRUE(family.compare(p, expected, scaled([](std::size_t i) { return i % 2 ? 1 - 3e-5 : 1 + 3e-5; })).ok);
+  EXPECT_TRUE(family.compare(p, expected, scaled([](std::size_t) { return 1 - 4e-6; })).ok);
+}
+
 TEST(MatmulVerify, NaNAndUnwrittenNeverPassEvenWhereTheReferenceSampled) {
   MatmulFamily family;
   const Problem p = MatmulFamily::make_problem(1024, 1024, 1025);  // past the full-reference budget
