@@ -27,11 +27,13 @@ Space AvgmatvecFamily::space(const DeviceLimits& limits) const {
   // are stored by label; the stream and pipe labels that followed fused were removed, and so was
   // splitpf after split64k4: their stored configs no longer parse.)
   s.labelled_axis("fuse",
-                  {"split", "fused", "split64x32", "split64k2", "split64k4", "splitcp", "split64k2cp", "split64k4cp"},
+                  {"split", "fused", "split64x32", "split64k2", "split64k4", "splitcp", "split64k2cp", "split64k4cp",
+                   "splittc", "split64k2tc", "split64k4tc"},
                   "averages to memory then a tiled product (64 x 64 tiles; 64 x 32; 64 x 64 with the depth split in "
                   "2 or 4 blocks, the last to finish adding them; split64x32 and split64k2/k4 prefetch their slabs "
                   "of A and the averages into L2; the cp forms feed split's, split64k2's and split64k4's tiles by "
-                  "a cp.async pipeline); fused: one block per set")
+                  "a cp.async pipeline, and the tc forms those with the products on the tensor cores, three TF32 "
+                  "products each); fused: one block per set")
       .labelled_axis("reduce", {"warp", "shared"}, "a row of M values: warp shuffles, or a block-wide shared tree")
       .axis("block", {128, 256, 512, 1024}, "threads per block of the averages (avg_rows, or the fused kernel)")
       .axis("ept", {1, 2, 4, 8}, "vector loads in flight per thread")
@@ -120,6 +122,12 @@ AvgmatvecFamily::MatvecShape AvgmatvecFamily::matvec_shape(std::int64_t fuse) {
       return {64, 64, 2, true};
     case split_64k4_cp:
       return {64, 64, 4, true};
+    case split_tc:
+      return {64, 64, 1, true, true};
+    case split_64k2_tc:
+      return {64, 64, 2, true, true};
+    case split_64k4_tc:
+      return {64, 64, 4, true, true};
     default:
       throw Error(fmt::format("avgmatvec: fuse value {} is not a split variant", fuse));
   }

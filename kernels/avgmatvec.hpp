@@ -13,7 +13,8 @@ class AvgmatvecFamily : public Family {
  public:
   // split64x32, split64k2, split64k4: split with other tiles of the product (see matvec_shape);
   // they ask L2 for their slabs of A and avg first. splitcp, split64k2cp, split64k4cp: the tiles of
-  // split, split64k2 and split64k4 fed by a cp.async pipeline (sm_80 and newer).
+  // split, split64k2 and split64k4 fed by a cp.async pipeline (sm_80 and newer). splittc,
+  // split64k2tc, split64k4tc: the cp forms with their products on the tensor cores (3xTF32).
   // (Stream and pipe variants held values 2 to 6 until they were removed, having lost to split
   // at every size measured; splitpf, split's tiles with the prefetch, held 5 and was removed, never
   // faster than split or split64k2/k4. Configs are stored by label, so theirs no longer parse.)
@@ -25,7 +26,10 @@ class AvgmatvecFamily : public Family {
     split_64k4 = 4,
     split_cp = 5,
     split_64k2_cp = 6,
-    split_64k4_cp = 7
+    split_64k4_cp = 7,
+    split_tc = 8,
+    split_64k2_tc = 9,
+    split_64k4_tc = 10
   };
   enum Reduce : std::int64_t { warp = 0, shared = 1 };
   // The cp forms' product by programmatic dependent launch: off, or allowed to launch once every
@@ -38,7 +42,7 @@ class AvgmatvecFamily : public Family {
   std::string name() const override { return "avgmatvec"; }
   std::string summary() const override;
   std::string template_file() const override { return "avgmatvec.cu"; }
-  std::vector<std::string> template_headers() const override { return {"cp_async.cuh"}; }
+  std::vector<std::string> template_headers() const override { return {"cp_async.cuh", "tf32x3.cuh"}; }
   Space space(const DeviceLimits& limits) const override;
   std::vector<Problem> problems(const ProblemRequest& request) const override;
   std::vector<std::string> problem_definitions(const Problem& problem) const override;
@@ -65,10 +69,12 @@ class AvgmatvecFamily : public Family {
   struct MatvecShape {
     std::int64_t rows, sets, parts;
     bool async = false;
+    bool tensor = false;                                       // the tc forms: products on the tensor cores (async too)
     std::int64_t threads() const { return rows * sets / 16; }  // 4 x 4 results a thread
     // The cp.async pipeline's buffers (dynamic shared memory): 4 stages of the tile's rows of A
-    // and of avg, 32 floats deep plus 4 of padding; none for the other kernel.
-    std::int64_t dynamic_shared_bytes() const { return async ? 4 * (rows + sets) * (32 + 4) * 4 : 0; }
+    // and of avg, 32 floats deep plus 4 of padding (8 for the tc forms' paired reads); none for the
+    // other kernel.
+    std::int64_t dynamic_shared_bytes() const { return async ? 4 * (rows + sets) * (32 + (tensor ? 8 : 4)) * 4 : 0; }
   };
   static MatvecShape matvec_shape(std::int64_t fuse);  // for split variants only
   static bool matvec_async(std::int64_t fuse);         // the cp forms; false for fused too

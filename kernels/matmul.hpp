@@ -26,7 +26,7 @@ class MatmulFamily : public Family {
   std::string name() const override { return "matmul"; }
   std::string summary() const override;
   std::string template_file() const override { return "matmul.cu"; }
-  std::vector<std::string> template_headers() const override { return {"cp_async.cuh"}; }
+  std::vector<std::string> template_headers() const override { return {"cp_async.cuh", "tf32x3.cuh"}; }
   Space space(const DeviceLimits& limits) const override;
   std::vector<Problem> problems(const ProblemRequest& request) const override;
   std::vector<std::string> problem_definitions(const Problem& problem) const override;

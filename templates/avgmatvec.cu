@@ -21,6 +21,8 @@
 //                  5 splitcp, 6 split64k2cp, 7 split64k4cp: split's, split64k2's and split64k4's tiles
 //                    fed by a cp.async pipeline: steps 32 deep, 3 of them in flight ahead of the
 //                    one computed (see the second matvec_tiles)
+//                  8 splittc, 9 split64k2tc, 10 split64k4tc: the cp forms with the products on the
+//                    tensor cores, as three TF32 products each (3xTF32, tf32x3.cuh)
 //   CUTUNE_REDUCE  how a row of M values is added up: 0 a warp per row, shuffles;
 //                  1 a block per row, shared-memory tree
 //   CUTUNE_BLOCK   threads per block of avg_rows / the fused kernel
@@ -162,14 +164,18 @@ avg_rows(const float* __restrict__ v, int sets, int m, int l, float* __restrict_
 #define MV_SETS 64
 #define MV_PARTS 4
 #define MV_PREFETCH 1
-#elif CUTUNE_FUSE >= 5 && CUTUNE_FUSE <= 7
+#elif CUTUNE_FUSE >= 5 && CUTUNE_FUSE <= 10
 #define MV_ROWS 64
 #define MV_SETS 64
-#define MV_PARTS (CUTUNE_FUSE == 5 ? 1 : CUTUNE_FUSE == 6 ? 2 : 4)
+#define MV_PARTS (CUTUNE_FUSE % 3 == 2 ? 1 : CUTUNE_FUSE % 3 == 0 ? 2 : 4)  // split's, split64k2's, split64k4's
 #define MV_PREFETCH 0  // the pipeline asks for its steps ahead of time itself
 #define MV_ASYNC 1
+#define MV_TENSOR (CUTUNE_FUSE >= 8)
 #else
-#error "CUTUNE_FUSE: 0 and 2 to 7 are the split variants"
+#error "CUTUNE_FUSE: 0 and 2 to 10 are the split variants"
+#endif
+#ifndef MV_TENSOR
+#define MV_TENSOR 0
 #endif
 #ifndef MV_ASYNC
 #define MV_ASYNC 0
@@ -180,7 +186,7 @@ avg_rows(const float* __restrict__ v, int sets, int m, int l, float* __restrict_
 #if MV_ASYNC
 #define MV_DEPTH 32                  // depth of a pipeline step
 #define MV_STAGES 4                  // shared buffers: 3 steps in flight while one is computed
-#define MV_PITCH (MV_DEPTH + 4)      // floats per shared row; see matvec_tiles below
+#define MV_PITCH (MV_DEPTH + (MV_TENSOR ? 8 : 4))  // floats per shared row; see matvec_tiles below
 #else
 #define MV_DEPTH 16
 #endif
@@ -240,9 +246,18 @@ __device__ __forceinline__ void prefetch_slab(const float* g, int rows, int pitc
 
 // Rows and sets of the tile that this thread's results belong to: runs of 4 (ty * 4 + i, tx * 4 +
 // j) for the register-staged kernel, which reads its 4 rows at one depth as a float4; strided (ty
-// + 16 i, tx + 16 j) for the cp.async one, which reads 4 depths of one row as a float4.
-__device__ __forceinline__ int result_row(int ty, int i) { return MV_ASYNC ? ty + MV_ROWS / 4 * i : ty * 4 + i; }
-__device__ __forceinline__ int result_set(int tx, int j) { return MV_ASYNC ? tx + MV_SETS / 4 * j : tx * 4 + j; }
+// + 16 i, tx + 16 j) for the cp.async one, which reads 4 depths of one row as a float4. The tc
+// forms hold mma tiles' results: ty is the warp's row (of 2) and g, tx its column (of 4) and t
+// (g = lane / 4, t = lane % 4); i is the 16-row tile and its upper or lower 8 rows, j the 8-set tile
+// and the first or second of the thread's two sets.
+__device__ __forceinline__ int result_row(int ty, int i) {
+  if (MV_TENSOR) return ty / 8 * 32 + i / 2 * 16 + i % 2 * 8 + ty % 8;
+  return MV_ASYNC ? ty + MV_ROWS / 4 * i : ty * 4 + i;
+}
+__device__ __forceinline__ int result_set(int tx, int j) {
+  if (MV_TENSOR) return tx / 4 * 16 + j / 2 * 8 + tx % 4 * 2 + j % 2;
+  return MV_ASYNC ? tx + MV_SETS / 4 * j : tx * 4 + j;
+}
 
 // This thread's results into y.
 __device__ __forceinline__ void store_results(const float (&acc)[4][4], int row0, int set0, int tx, int ty, int sets, int l,
@@ -457,8 +472,59 @@ struct CpThread {
 };
 __device__ __forceinline__ CpThread cp_thread_of(int thread) {
   const int lane = thread % 32, warp = thread / 32;
+  // tc forms: warps 2 (rows of 32) by 4 (sets of 16), a thread's tx = warp column * 4 + t and
+  // ty = warp row * 8 + g (see result_row).
+  if (MV_TENSOR) return {warp % 4 * 4 + lane % 4, warp / 4 * 8 + lane / 4};
   return {warp % 2 * 8 + lane % 8, warp / 2 * 4 + lane / 8};
 }
+
+#if MV_TENSOR
+// (split_tf32, mma_tf32: tf32x3.cuh.)
+// One step of the tile (MV_DEPTH deep) as 3xTF32 mma tiles: the warp's 32 rows by 16 sets are
+// 2 x 2 tiles of m16n8k8. Their k slots t and t + 4 stand for depths 2t and 2t + 1 (the same for A
+// and avg, whose rows both run along the depth), so each operand pair is one 8-byte read; a row
+// pitch of MV_DEPTH + 8 floats puts the 8 rows of such a read's half-warp in distinct banks. The
+// step is summed on the tensor cores from zero and added to acc by FADD (see tf32x3.cuh): acc[i][j]
+// is result_row(ty, i), result_set(tx, j).
+__device__ __forceinline__ void tc_step(const float* as, const float* ss, int tx, int ty, float (&acc)[4][4]) {
+  const int g = ty % 8, t = tx % 4, row0 = ty / 8 * 32, set0 = tx / 4 * 16;
+  float part[4][4] = {};
+#pragma unroll
+  for (int d = 0; d < MV_DEPTH; d += 8) {
+    const int k = d + 2 * t;
+    unsigned a_hi[2][4], a_lo[2][4], b_hi[2][2], b_lo[2][2];
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // rows g and g + 8: registers h (slot t) and h + 2 (slot t + 4)
+        const float2 v = *reinterpret_cast<const float2*>(as + (row0 + 16 * mt + 8 * h + g) * MV_PITCH + k);
+        split_tf32(v.x, a_hi[mt][h], a_lo[mt][h]);
+        split_tf32(v.y, a_hi[mt][h + 2], a_lo[mt][h + 2]);
+      }
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      const float2 v = *reinterpret_cast<const float2*>(ss + (set0 + 8 * nt + g) * MV_PITCH + k);
+      split_tf32(v.x, b_hi[nt][0], b_lo[nt][0]);
+      split_tf32(v.y, b_hi[nt][1], b_lo[nt][1]);
+    }
+#pragma unroll
+    for (int pass = 0; pass < 3; ++pass)  // lo*hi, hi*lo, hi*hi: the small products first
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          const unsigned(&a_part)[4] = pass == 0 ? a_lo[mt] : a_hi[mt];
+          const unsigned(&b_part)[2] = pass == 1 ? b_lo[nt] : b_hi[nt];
+          mma_tf32(part[2 * mt][2 * nt], part[2 * mt][2 * nt + 1], part[2 * mt + 1][2 * nt], part[2 * mt + 1][2 * nt + 1],
+                   a_part, b_part[0], b_part[1]);
+        }
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] += part[i][j];
+}
+#endif
 
 extern "C" __global__ void __launch_bounds__(MV_THREADS) matvec_tiles(MATVEC_PARAMS) {
   static_assert(MV_ROWS == 64 && MV_SETS == 64, "cp_thread_of lays out 64 x 64 tiles");
@@ -513,6 +579,9 @@ extern "C" __global__ void __launch_bounds__(MV_THREADS) matvec_tiles(MATVEC_PAR
     commit_copies();
     const float* as = mv_stages + k % MV_STAGES * stage_floats;
     const float* ss = as + MV_ROWS * MV_PITCH;
+#if MV_TENSOR
+    tc_step(as, ss, tx, ty, acc);
+#else
 #pragma unroll
     for (int d = 0; d < MV_DEPTH; d += 4) {
       float4 av[4], sv[4];
@@ -532,6 +601,7 @@ extern "C" __global__ void __launch_bounds__(MV_THREADS) matvec_tiles(MATVEC_PAR
           acc[i][j] = r;
         }
     }
+#endif
   }
   finish_tile(acc, row0, set0, tx, ty, sets, l, MATVEC_PARTS, y);
 }

@@ -379,12 +379,10 @@ matmul_regtile_scalar(const float* __restrict__ A, const float* __restrict__ B, 
 //
 // tf32x3 (CUTUNE_ALGO 4) keeps all of the above but the warps' arithmetic. A warp's WM x WN tile is
 // (WM / 16) x (WN / 8) tiles of mma.sync m16n8k8 with TF32 operands and fp32 accumulators (the
-// same 64 results a thread). TF32 keeps 10 of fp32's 23 mantissa bits, so each operand x is split
-// into hi = x rounded to TF32 and lo = (x - hi) rounded to TF32: |x - hi - lo| <= 2^-22 |x|. A
-// product is hi*hi + hi*lo + lo*hi (lo*lo, about 2^-22 of it, is left out): three tensor-core
-// products for one FFMA's, at about five times the FFMA pipe's rate on Hopper (mma.sync TF32 324
-// TFLOP/s against FFMA's 64 on an H200). This is CUTLASS's "3xTF32". The results are not fp32's
-// bit for bit: they must pass the same verification as every other config.
+// same 64 results a thread), each product as three TF32 products (3xTF32, see tf32x3.cuh): three
+// tensor-core products for one FFMA's, at about five times the FFMA pipe's rate on Hopper
+// (mma.sync TF32 324 TFLOP/s against FFMA's 64 on an H200). The results are not fp32's bit for
+// bit: they must pass the same verification as every other config.
 //
 // The mma fragments hold k (and n) in the hardware's order; the kernel chooses which k and n each
 // fragment slot stands for, the same for A, B and C, so that each thread's shared reads are wide:
@@ -601,20 +599,7 @@ static_assert(NT % 4 == 0, "fragments come in fours across (one 16-byte read of 
 // acc as the mma tiles' accumulators: register r of tile (mt, nt).
 #define FRAG(acc, mt, nt, r) acc[((mt) * NT + (nt)) / 2][((mt) * NT + (nt)) % 2 * 4 + (r)]
 
-// x = hi + lo + e, hi and lo TF32 values (fp32 with the low 13 mantissa bits zero), each rounded
-// to nearest (ties away) by adding half of the dropped part: |e| <= 2^-22 |x|. Integer adds and
-// masks: full-rate, where cvt.rna.tf32.f32 is not.
-__device__ __forceinline__ void split_tf32(float x, unsigned& hi, unsigned& lo) {
-  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-  lo = (__float_as_uint(x - __uint_as_float(hi)) + 0x1000u) & 0xffffe000u;
-}
-
-// d[0..3] += a b for one m16n8k8 tile (not volatile: the compiler may interleave independent ones).
-__device__ __forceinline__ void mma_tf32(float* d, const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+// (split_tf32, mma_tf32: tf32x3.cuh.)
 
 // One stage's BK k-steps of the warp's tile, as 3xTF32 tensor-core products, added to acc.
 //
@@ -660,7 +645,8 @@ __device__ __forceinline__ void tf32x3_stage(const float* a, const float* b, con
         for (int nt = 0; nt < NT; ++nt) {
           const unsigned(&a_part)[4] = pass == 0 ? a_lo[mt] : a_hi[mt];
           const unsigned(&b_part)[2] = pass == 1 ? b_lo[nt] : b_hi[nt];
-          mma_tf32(&FRAG(part, mt, nt, 0), a_part, b_part[0], b_part[1]);
+          float* d = &FRAG(part, mt, nt, 0);
+          mma_tf32(d[0], d[1], d[2], d[3], a_part, b_part[0], b_part[1]);
         }
   }
 #pragma unroll

@@ -42,13 +42,14 @@ TEST(GpuAvgmatvec, PlantedWrongPartSumIsRejected) {
   // register-staged forms, whose sets run tx * 4 + j; j = 0 in the cp forms, tx + 16 j). The depth (48) is 3 steps of
   // 16: parts [0, 1), [1, 3) of split64k2; [0, 0), [0, 1), [1, 2), [2, 3) of split64k4 (an
   // empty part 0). The cp forms' steps are 32 deep: 2 steps, parts [0, 1), [1, 2) of
-  // split64k2cp; [0, 0), [0, 1), [1, 1), [1, 2) of split64k4cp. A narrowed space each (12
-  // configs; 24 for the cp forms on sm_90, launched plainly and programmatically): the sum does not
-  // depend on the averages' axes.
+  // split64k2cp; [0, 0), [0, 1), [1, 1), [1, 2) of split64k4cp, and of split64k4tc (whose thread
+  // holds set 5 as its j = 1). A narrowed space each (12 configs; 24 for the cp and tc forms on
+  // sm_90, launched plainly and programmatically): the sum does not depend on the averages' axes.
   const std::int64_t sets = 40;
   for (const std::string variant :
        {"fuse=split64k2,reduce=warp,block=128", "fuse=split64k4,reduce=shared,block=1024",
-        "fuse=split64k2cp,reduce=warp,block=256", "fuse=split64k4cp,reduce=shared,block=512"}) {
+        "fuse=split64k2cp,reduce=warp,block=256", "fuse=split64k4cp,reduce=shared,block=512",
+        "fuse=split64k4tc,reduce=warp,block=256"}) {
     TempDb t;
     db::Store store(t.path);
     EditedFamily wrong(
@@ -57,7 +58,9 @@ TEST(GpuAvgmatvec, PlantedWrongPartSumIsRejected) {
         "sum[i][1] += w.y * (z == 1 && row0 + result_row(ty, i) == 3 && set0 + result_set(tx, 1) == 5 ? 1.01f : 1.0f),",
         variant);
     const auto rows = tune(wrong, store, quick_session({AvgmatvecFamily::make_problem(sets, 64, 48)}));
-    const bool programmatic_too = variant.find("cp,") != std::string::npos && device().limits().cc_major >= 9;
+    const bool programmatic_too =
+        (variant.find("cp,") != std::string::npos || variant.find("tc,") != std::string::npos) &&
+        device().limits().cc_major >= 9;
     EXPECT_EQ(expect_rejected_exactly(rows, {variant}, 3 * sets + 5), programmatic_too ? 24 : 12) << variant;
   }
 }
