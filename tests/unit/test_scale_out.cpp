@@ -178,12 +178,18 @@ TEST(Scheduler, FilesTheTimeLanesWaitUnderTheSessionsActivityAndProblem) {
   Scheduler scheduler({&first, &second}, space);
   const auto problems = copy.problems({});
   ASSERT_GE(problems.size(), 2u);
+  // A problem begun wakes the idle lanes to set it up; they wait again (starve) only once that is
+  // done, which on a loaded machine took a few ms (0.112 lane-seconds in a 0.12 window, CI). So
+  // each problem is given 30 ms to settle before the window that is checked.
+  const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(30)); };
   scheduler.begin_problem(problems[0], 1, std::nullopt);
+  settle();
   scheduler.note_activity(SessionActivity::proposing);
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   scheduler.note_activity(SessionActivity::held_back);
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   scheduler.begin_problem(problems[1], 1, std::nullopt);
+  settle();  // filed under held_back still
   scheduler.note_activity(SessionActivity::between_problems);
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   const auto by_activity = scheduler.starved_seconds_by_activity();
