@@ -120,10 +120,9 @@ Space MatmulFamily::space(const DeviceLimits& limits) const {
       .axis("transpose", {0, 1},
             "warptile: A's tile transposed in shared memory (4-byte copies, float4 reads along m, fewer registers)")
       .axis("streamk", {0, 1},
-            "warptile, tf32x3: a block per tile, or stream-K (as many blocks as the device holds, each an equal run of "
-            "the "
-            "tiles' k-steps; no part-empty last wave)")
-      .require("stream-K: warptile's square tiles without split k (it shares k out itself)",
+            "warptile, tf32x3: a block per tile, or stream-K (as many blocks as the device holds, each an equal "
+            "run of the tiles' k-steps; no part-empty last wave)")
+      .require("stream-K: warptile's and tf32x3's square tiles without split k (it shares k out itself)",
                [](const ConfigView& c) {
                  return c["streamk"] == 0 || (warp_tiled(c["algo"]) && c["shape"] == square && c["splitk"] == 1);
                })

@@ -487,7 +487,7 @@ __device__ __forceinline__ CpThread cp_thread_of(int thread) {
 // step is summed on the tensor cores from zero and added to acc by FADD (see tf32x3.cuh): acc[i][j]
 // is result_row(ty, i), result_set(tx, j).
 __device__ __forceinline__ void tc_step(const float* as, const float* ss, int tx, int ty, float (&acc)[4][4]) {
-  const int g = ty % 8, t = tx % 4, row0 = ty / 8 * 32, set0 = tx / 4 * 16;
+  const int g = ty % 8, t = tx % 4, warp_row = ty / 8 * 32, warp_set = tx / 4 * 16;  // the warp's corner
   float part[4][4] = {};
 #pragma unroll
   for (int d = 0; d < MV_DEPTH; d += 8) {
@@ -497,13 +497,13 @@ __device__ __forceinline__ void tc_step(const float* as, const float* ss, int tx
     for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {  // rows g and g + 8: registers h (slot t) and h + 2 (slot t + 4)
-        const float2 v = *reinterpret_cast<const float2*>(as + (row0 + 16 * mt + 8 * h + g) * MV_PITCH + k);
+        const float2 v = *reinterpret_cast<const float2*>(as + (warp_row + 16 * mt + 8 * h + g) * MV_PITCH + k);
         split_tf32(v.x, a_hi[mt][h], a_lo[mt][h]);
         split_tf32(v.y, a_hi[mt][h + 2], a_lo[mt][h + 2]);
       }
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt) {
-      const float2 v = *reinterpret_cast<const float2*>(ss + (set0 + 8 * nt + g) * MV_PITCH + k);
+      const float2 v = *reinterpret_cast<const float2*>(ss + (warp_set + 8 * nt + g) * MV_PITCH + k);
       split_tf32(v.x, b_hi[nt][0], b_lo[nt][0]);
       split_tf32(v.y, b_hi[nt][1], b_lo[nt][1]);
     }
