@@ -13,6 +13,7 @@
 #include "bench_common.hpp"
 #include "cublas_gemm.hpp"
 #include "matmul.hpp"
+#include "verify.hpp"
 
 using namespace cutune;
 
@@ -25,10 +26,10 @@ class ErrorNotingMatmul : public MatmulFamily {
   Verdict compare(const Problem& problem, const HostBuffers& expected, const HostBuffers& actual) const override {
     const auto want = expected.as<float>("c");
     const auto got = actual.as<float>("c");
-    double largest = 0;
+    RelativeErrors errors;
     for (std::size_t i = 0; i < std::min(want.size(), got.size()); ++i)
-      if (!std::isnan(want[i])) largest = std::max(largest, std::fabs(double{got[i]} - want[i]) / std::fabs(want[i]));
-    last_relative_error = largest;
+      if (!std::isnan(want[i])) errors.add(i, got[i], want[i]);
+    last_relative_error = errors.largest;
     return MatmulFamily::compare(problem, expected, actual);
   }
   mutable double last_relative_error = 0;

@@ -395,10 +395,7 @@ Verdict MatmulFamily::compare(const Problem& p, const HostBuffers& expected, con
   const double rtol = relative_tolerance(k);
   const double lowest = static_cast<double>(k) * kLow * kLow * (1 - rtol);
   const double highest = static_cast<double>(k) * kHigh * kHigh * (1 + rtol);
-  double error_sum = 0;  // of the signed relative errors of the elements the reference computed
-  std::int64_t checked = 0;
-  std::size_t worst = 0;
-  double worst_error = -1;
+  RelativeErrors errors;  // of the elements the reference computed
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double g = got[i];
     const auto where = [&] {
@@ -415,16 +412,14 @@ Verdict MatmulFamily::compare(const Problem& p, const HostBuffers& expected, con
     if (!(std::fabs(g - w) <= rtol * w))
       return {false, fmt::format("{}: expected {}, got {} (rtol {:.3g})", where(), w, g, rtol),
               static_cast<std::int64_t>(i)};
-    error_sum += (g - w) / w;
-    ++checked;
-    if (std::fabs(g - w) / w > worst_error) worst = i, worst_error = std::fabs(g - w) / w;
+    errors.add(i, g, w);
   }
-  if (checked > 0 && std::fabs(error_sum / static_cast<double>(checked)) > drift_bound(k))
+  if (std::fabs(errors.mean()) > drift_bound(k))
     return {false,
             fmt::format("c: the results drift: mean relative error {:.3g} over the {} elements checked (at most "
                         "{:.3g} for sums rounded to nearest; the largest, {:.3g}, at element {})",
-                        error_sum / static_cast<double>(checked), checked, drift_bound(k), worst_error, worst),
-            static_cast<std::int64_t>(worst)};
+                        errors.mean(), errors.count, drift_bound(k), errors.largest, errors.largest_at),
+            static_cast<std::int64_t>(errors.largest_at)};
   (void)m;
   return {};
 }

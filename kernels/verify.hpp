@@ -35,6 +35,22 @@ inline constexpr double kDoubleUnitRoundoff = 0x1p-53;
 // (or on sum |a_i b_i| for a dot product). Accuracy and Stability of Numerical Algorithms, 3.1.
 inline double gamma_bound(double n, double unit_roundoff) { return n * unit_roundoff / (1 - n * unit_roundoff); }
 
+// Signed relative errors (actual - expected) / expected of results, taken one element at a time:
+// their mean (a sum that errs one way drifts; see matmul's verification) and the largest in size.
+struct RelativeErrors {
+  double sum = 0;
+  std::int64_t count = 0;
+  double largest = 0;          // |error|
+  std::size_t largest_at = 0;  // its element
+  void add(std::size_t index, double actual, double expected) {
+    const double error = (actual - expected) / expected;
+    sum += error;
+    ++count;
+    if (std::fabs(error) > largest || count == 1) largest = std::fabs(error), largest_at = index;
+  }
+  double mean() const { return count > 0 ? sum / static_cast<double>(count) : 0; }
+};
+
 // |actual - expected| <= rtol * |expected| + atol; NaN never passes.
 template <class T>
 Verdict compare_close(const std::string& buffer, std::span<const T> expected, std::span<const T> actual, double rtol,
