@@ -99,7 +99,7 @@ Space ScanFamily::space(const DeviceLimits& limits) const {
                   "fetches (ld_nc), or an L2 prefetch of the tile a wave ahead with streaming loads and stores "
                   "(pf_cs))")
       .axis("block", {64, 128, 256, 512, 1024}, "threads per block")
-      .axis("ept", {1, 2, 4, 8, 12, 16}, "elements per thread")
+      .axis("ept", {1, 2, 4, 8, 12, 16, 24, 32}, "elements per thread")
       .axis("vec", {1, 2, 4}, "elements per vector load")
       .axis("pad", {0, 1}, "pad shared arrays against bank conflicts")
       .require("ept % vec == 0")
@@ -111,6 +111,14 @@ Space ScanFamily::space(const DeviceLimits& limits) const {
       // elements a thread in vectors, where striped wins from 2^20 up (RESULTS.md).
       .require("striped variants (algo after striped) only with ept >= 4 and vec >= 2",
                [](const ConfigView& c) { return c["algo"] <= striped || (c["ept"] >= 4 && c["vec"] >= 2); })
+      // Longer striped tiles keep more loads in flight per SM (ept 24: 78-82 registers, three
+      // 256-thread blocks an SM; ept 32: 104, two). Only where they can pay: striped layouts, 256-
+      // or 512-thread blocks, 16-byte loads (a 1024-thread block would not fit the registers).
+      .require("ept above 16 only for striped layouts with 256 or 512 threads and vec 4",
+               [](const ConfigView& c) {
+                 return c["ept"] <= 16 ||
+                        (striped_layout(c["algo"]) && (c["block"] == 256 || c["block"] == 512) && c["vec"] == 4);
+               })
       .require("block <= device max threads per block",
                [max = limits.max_threads_per_block](const ConfigView& c) { return c["block"] <= max; })
       .require("shared memory <= device opt-in limit per block",

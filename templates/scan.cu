@@ -460,7 +460,8 @@ __device__ __forceinline__ void prefetch_tile(const value_t* starts, const value
 
 // How far ahead: one wave, the SMs times the blocks one holds (one 1024-thread block at the ~62
 // registers a thread the striped kernel takes at ept 16, so 1024 / BLOCK; smaller ept fit more,
-// which only makes the distance shorter than a wave).
+// which only makes the distance shorter than a wave; ept 24 and 32 fit fewer (3 and 2 blocks of
+// 256 threads, one of 512), so there it reaches up to two waves ahead).
 __device__ __forceinline__ long long prefetch_distance() {
   unsigned sms;
   asm("mov.u32 %0, %%nsmid;" : "=r"(sms));

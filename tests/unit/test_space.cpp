@@ -110,8 +110,18 @@ TEST(ScanSpace, StripedIsAppendedAndStoredConfigsKeepTheirMeaning) {
     EXPECT_EQ(c["pad"], 0) << space.key(config);
     EXPECT_EQ(ScanFamily::dynamic_shared_bytes(c["algo"], c["block"], c["ept"], c["pad"]), 0);
   }
-  EXPECT_EQ(striped_shapes, blocked_shapes);
-  EXPECT_EQ(striped, 5 * static_cast<int>(striped_shapes.size()));  // 5 block sizes
+  // Up to 16 elements a thread the same shapes as the blocked look-back, in every block size; the
+  // long tiles (24 and 32) only at vec 4 in 256- and 512-thread blocks.
+  std::set<std::pair<std::int64_t, std::int64_t>> short_striped;
+  for (const auto& shape : striped_shapes)
+    if (shape.first <= 16) short_striped.insert(shape);
+  EXPECT_EQ(short_striped, blocked_shapes);
+  EXPECT_EQ(striped_shapes.size(), blocked_shapes.size() + 2);
+  EXPECT_TRUE(striped_shapes.count({24, 4}) && striped_shapes.count({32, 4}));
+  EXPECT_EQ(striped, 5 * static_cast<int>(blocked_shapes.size()) + 2 * 2);  // 5 block sizes; 2 for ept 24, 32
+  EXPECT_FALSE(space.valid(space.parse("algo=lookback,block=256,ept=32,vec=4,pad=0")));
+  EXPECT_FALSE(space.valid(space.parse("algo=striped,block=1024,ept=24,vec=4,pad=0")));
+  EXPECT_FALSE(space.valid(space.parse("algo=striped,block=256,ept=24,vec=2,pad=0")));
   EXPECT_TRUE(space.violation(space.parse("algo=striped,block=256,ept=16,vec=4,pad=1")));
 
   // One look-back launch with no dynamic shared memory, after clearing the tile states.
@@ -152,10 +162,11 @@ TEST(ScanSpace, StripedVariantsAreAppendedOnlyForVectorTiles) {
     EXPECT_TRUE(ScanFamily::single_pass(c["algo"]));
     EXPECT_EQ(ScanFamily::dynamic_shared_bytes(c["algo"], c["block"], c["ept"], c["pad"]), 0);
   }
-  // 5 blocks x (ept 4, 8, 12, 16) x (vec 2, 4), for each of the three variants.
+  // 5 blocks x (ept 4, 8, 12, 16) x (vec 2, 4), and blocks of 256 and 512 x ept 24 and 32 at vec 4,
+  // for each of the three variants.
   ASSERT_EQ(per_variant.size(), 3u);
-  for (const auto& [algo, count] : per_variant) EXPECT_EQ(count, 40) << algo;
-  EXPECT_EQ(space.enumerate().size(), 635u);  // 515 before the variants, 40 for each
+  for (const auto& [algo, count] : per_variant) EXPECT_EQ(count, 44) << algo;
+  EXPECT_EQ(space.enumerate().size(), 651u);  // 515 before the variants, 40 for each, 16 long striped tiles
   EXPECT_TRUE(space.violation(space.parse("algo=striped_pf_cs,block=256,ept=2,vec=2,pad=0")));
   EXPECT_TRUE(space.violation(space.parse("algo=striped_ld_cs,block=256,ept=16,vec=1,pad=0")));
   EXPECT_EQ(space.parse("algo=striped_ld_nc,block=512,ept=16,vec=2,pad=0").values[0], ScanFamily::striped_ld_nc);
