@@ -540,14 +540,20 @@ std::optional<ResultRecord> Store::best_result(std::int64_t device_id, std::int6
   return read_result(s);
 }
 
-std::vector<ResultRecord> Store::energy_front(std::int64_t device_id, std::int64_t template_id,
-                                              std::int64_t problem_id) {
+std::vector<ResultRecord> Store::ranked_results(std::int64_t device_id, std::int64_t template_id,
+                                                std::int64_t problem_id) {
   auto s = db_.prepare(std::string("SELECT ") + kResultColumns +
                        " FROM results WHERE device_id = ?1 AND template_id = ?2 AND problem_id = ?3 AND status = 'ok'"
                        " AND time_ms_median > 0 ORDER BY time_ms_median, config");
   s.bind(1, device_id).bind(2, template_id).bind(3, problem_id);
   std::vector<ResultRecord> results;
   while (s.step()) results.push_back(read_result(s));
+  return results;
+}
+
+std::vector<ResultRecord> Store::energy_front(std::int64_t device_id, std::int64_t template_id,
+                                              std::int64_t problem_id) {
+  const std::vector<ResultRecord> results = ranked_results(device_id, template_id, problem_id);
   std::vector<EnergyCandidate> candidates;
   for (const ResultRecord& r : results)
     candidates.push_back({r.id, *r.time_ms_median, r.observations.energy_j, r.config});

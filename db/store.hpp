@@ -106,6 +106,9 @@ class Store {
   std::vector<SourceResults> family_results_by_source(const std::string& family);
   // The fastest ok result of one template on one device for one problem (ties: the smaller config text).
   std::optional<ResultRecord> best_result(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id);
+  // Every timed ok result of the same, fastest first (ties as best_result's): what the leaders of a
+  // problem are drawn from (the rematch, the energy front).
+  std::vector<ResultRecord> ranked_results(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id);
   // The ok results of the same that some lowest-energy window chooses (config_choice.hpp:
   // energy_front), fastest first; none where no energy was measured.
   std::vector<ResultRecord> energy_front(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id);

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <functional>
+#include <future>
 #include <iostream>
 #include <cmath>
 #include <map>
@@ -22,6 +25,7 @@
 #include "compile_pool.hpp"
 #include "evaluate.hpp"
 #include "nvml.hpp"
+#include "rematch.hpp"
 #include "scheduler.hpp"
 #include "result_row.hpp"
 #include "search_loop.hpp"
@@ -154,6 +158,106 @@ void store_best_cubins(db::Store& store, const Family& family, const Space& spac
                                e.what());
     }
   }
+}
+
+// What the rematch (rematch.hpp) needs of the run: where it evaluates and compiles, and how its
+// rows are stored.
+struct RematchScope {
+  const RematchRule& rule;
+  Scheduler& scheduler;
+  CompilePool& pool;
+  db::Store& store;
+  const Family& family;
+  const std::string& source;
+  const Space& space;
+  std::string arch;
+  std::uint64_t input_seed = 0;
+  RowContext context;                   // the run's; problem, work and elapsed time set per row
+  std::vector<std::string> lane_uuids;  // the GPU of each lane
+  std::function<double()> elapsed;      // seconds since the run started
+  std::function<bool()> must_stop;
+};
+
+struct RematchTally {
+  std::size_t evaluations = 0, problems = 0, changed = 0;  // changed: problems whose best config changed
+};
+
+// Times each problem's near-tied leaders again, after every search is over and its results are
+// in, and stores each leader's pooled rematch as its row (or the failure of a round).
+RematchTally rematch_leaders(const RematchScope& scope, const std::vector<TunedProblem>& problems) {
+  RematchTally tally;
+  const std::int64_t device_id = scope.context.device_id, template_id = scope.context.template_id;
+  for (std::size_t at = 0; at < problems.size(); ++at) {
+    const auto& [problem, problem_id] = problems[at];
+    if (scope.must_stop()) break;
+    const auto best_before = scope.store.best_result(device_id, template_id, problem_id);
+    std::set<std::string> rematched;
+    std::optional<std::size_t> number;  // the problem, begun again on the scheduler: fresh buffers
+    for (std::size_t pass = 0; pass < scope.rule.passes && !scope.must_stop(); ++pass) {
+      const std::vector<db::ResultRecord> ranked = scope.store.ranked_results(device_id, template_id, problem_id);
+      const std::vector<std::string> leaders = rematch_candidates(ranked, scope.rule, rematched);
+      if (leaders.empty()) break;
+      if (!number)  // the next one's host side is made meanwhile, in case it has leaders too
+        number = scope.scheduler.begin_problem(
+            *problem, scope.input_seed,
+            at + 1 < problems.size() ? std::optional<Problem>(*problems[at + 1].problem) : std::nullopt);
+      std::vector<std::shared_future<Compiled>> cubins;
+      for (const std::string& key : leaders)  // compile-cache hits: compiled during the search
+        cubins.push_back(scope.pool.submit(
+            compile_request(scope.family, scope.source, scope.space, scope.space.parse(key), *problem, scope.arch),
+            /*urgent=*/true));
+      for (const auto& cubin : cubins) cubin.wait();  // all ready, so the lanes take them in the order given
+      std::vector<EvaluationQueue::Job> jobs;
+      for (const std::size_t i : rematch_order(leaders.size(), scope.rule.rounds))
+        jobs.push_back({i, scope.space.parse(leaders[i]), cubins[i], *number});
+      const std::size_t submitted = jobs.size();
+      scope.scheduler.submit(std::move(jobs));
+
+      std::vector<std::vector<EvaluationQueue::Finished>> rounds(leaders.size());
+      for (std::size_t got = 0; got < submitted; ++got) {
+        if (scope.must_stop()) scope.scheduler.drop_queued();  // Ctrl-C: what runs finishes, the rows stay
+        auto finished = scope.scheduler.next_finished();
+        if (!finished) break;  // dropped (the run was stopped)
+        rounds[finished->index].push_back(std::move(*finished));
+      }
+      std::vector<db::ResultRecord> rows;
+      for (std::size_t i = 0; i < leaders.size(); ++i) {
+        if (rounds[i].size() < scope.rule.rounds) continue;  // a round was dropped: the row stays as it was
+        const auto before = std::find_if(ranked.begin(), ranked.end(),
+                                         [&](const db::ResultRecord& r) { return r.config == leaders[i]; });
+        // The first failed round, else the last round carrying the pooled samples of all.
+        auto failed = std::find_if(rounds[i].begin(), rounds[i].end(), [](const EvaluationQueue::Finished& f) {
+          return f.outcome.status != Status::ok || !f.outcome.measurement;
+        });
+        EvaluationQueue::Finished merged = failed != rounds[i].end() ? *failed : rounds[i].back();
+        if (failed == rounds[i].end()) {
+          std::vector<Measurement> measurements;
+          merged.outcome.verify_seconds = merged.outcome.benchmark_seconds = 0;
+          for (const auto& f : rounds[i]) {
+            measurements.push_back(*f.outcome.measurement);
+            merged.outcome.verify_seconds += f.outcome.verify_seconds;
+            merged.outcome.benchmark_seconds += f.outcome.benchmark_seconds;
+          }
+          merged.outcome.measurement = pooled_measurement(measurements);
+        }
+        merged.compile_seconds = before->compile_s;  // what its cubin cost when it was first compiled
+        RowContext context = scope.context;
+        context.problem_id = problem_id;
+        context.work = scope.family.work(*problem);
+        context.elapsed_s = scope.elapsed();
+        rows.push_back(result_row(scope.space, merged, context, scope.lane_uuids.at(merged.lane)));
+        rematched.insert(leaders[i]);
+        tally.evaluations += rounds[i].size();
+      }
+      scope.store.add_results(rows);  // each replaces the leader's row (Store::insert_result)
+      if (rows.size() < leaders.size()) break;
+    }
+    if (rematched.empty()) continue;
+    ++tally.problems;
+    const auto best_after = scope.store.best_result(device_id, template_id, problem_id);
+    if (best_before && best_after && best_before->config != best_after->config) ++tally.changed;
+  }
+  return tally;
 }
 
 }  // namespace
@@ -383,14 +487,16 @@ SessionResult Session::run() {
     Work work;
     std::optional<double> best_ms;
     std::string best_config;
-    std::size_t done = 0;  // evaluated or skipped
+    std::size_t done = 0;    // evaluated or skipped
+    bool evaluated = false;  // this run evaluated configs of it (what the rematch looks at)
   };
   std::vector<ProblemProgress> progress_of(options_.problems.size());
   // This thread alone stores what the GPUs finish: the rows of the results taken in together, in
   // one transaction.
   std::vector<db::ResultRecord> unstored;
   const auto record = [&](std::size_t p, const Scheduler::Finished& finished) {
-    const ProblemProgress& here = progress_of[p];
+    ProblemProgress& here = progress_of[p];
+    here.evaluated = true;
     const Outcome& outcome = finished.outcome;
     result.compile_wait_seconds += finished.compile_wait_seconds;
     result.verify_seconds += outcome.verify_seconds;
@@ -515,12 +621,43 @@ SessionResult Session::run() {
   result.starved_seconds = scheduler.starved_seconds();
   result.starved_by_activity = scheduler.starved_seconds_by_activity();
   result.starved_by_problem = scheduler.starved_seconds_by_problem();
-  for (auto& worker : workers) worker->finish();  // they exit together, while the cubins are stored
-  for (const Lane* lane : lanes) {
+  for (const Lane* lane : lanes) {  // the searches' set-ups (the rematch counts its own apart)
     result.setup_seconds += lane->setup_seconds();
     result.setup_host_seconds += lane->setup_host_seconds();
     result.setup_device_seconds += lane->setup_device_seconds();
   }
+  if (options_.rematch.rounds > 0 && !stopped) {
+    const auto rematch_started = Clock::now();
+    std::vector<TunedProblem> searched;  // the problems this run evaluated configs of
+    for (std::size_t p = 0; p < tuned_problems.size(); ++p)
+      if (progress_of[p].evaluated) searched.push_back(tuned_problems[p]);
+    RematchScope scope{
+        options_.rematch,
+        scheduler,
+        pool,
+        store_,
+        family_,
+        source,
+        space,
+        device_.limits().arch(),
+        input_seed,
+        RowContext{result.run_id, device_id, template_id, 0, {}, copy_gbs, device_.fingerprint().uuid, 0},
+        {},
+        [&] { return std::chrono::duration<double>(Clock::now() - started).count(); },
+        must_stop};
+    for (const Device* d : devices_) scope.lane_uuids.push_back(d->fingerprint().uuid);
+    try {
+      const RematchTally rematched = rematch_leaders(scope, searched);
+      result.rematch_evaluations = rematched.evaluations;
+      result.rematch_problems = rematched.problems;
+      result.rematch_changed = rematched.changed;
+    } catch (const std::exception& e) {  // the search's results are stored: the run keeps them
+      std::cerr << fmt::format("tune: warning: rematch of the near-tied leaders ended early: {}\n", e.what());
+    }
+    result.rematch_seconds = std::chrono::duration<double>(Clock::now() - rematch_started).count();
+    trace_phase("session: rematched");
+  }
+  for (auto& worker : workers) worker->finish();  // they exit together, while the cubins are stored
   const CompilePool::Stats compiled = pool.stats();
   result.compiles = compiled.compiles;
   result.compile_seconds = compiled.seconds;

@@ -13,6 +13,7 @@
 #include "device.hpp"
 #include "family.hpp"
 #include "measure.hpp"
+#include "rematch.hpp"
 #include "scheduler.hpp"
 #include "store.hpp"
 #include "strategies/strategy.hpp"
@@ -38,6 +39,8 @@ struct SessionOptions {
   // Extra constraints from the user (tune --restrict), e.g. "algo == regtile": the session
   // searches only the configs of the family's space that satisfy all of them.
   std::vector<std::string> restrictions;
+  // Near-tied leaders of each problem timed again at the end (rematch.hpp); rounds 0: not.
+  RematchRule rematch;
 };
 
 // The family's space on this device, narrowed by the restrictions. Throws UsageError for an
@@ -84,6 +87,10 @@ struct SessionResult {
   double compile_seconds = 0;
   double wall_seconds = 0;
   int gpus = 1;  // lanes: the seconds above are summed over them (GPU-seconds)
+  // The rematch of near-tied leaders (rematch.hpp): evaluations, problems rematched, problems whose
+  // best config changed, and its wall seconds (problems set up again included).
+  std::size_t rematch_evaluations = 0, rematch_problems = 0, rematch_changed = 0;
+  double rematch_seconds = 0;
 };
 
 class Session {

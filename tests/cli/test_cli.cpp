@@ -110,6 +110,9 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(tune("--kernel scan --device 0 --cut-ratio 0.5" + with_db),
                      "--cut-ratio must be 0 (never) or more than 1");
   expect_usage_error(tune("--kernel scan --device 0 --cut-ratio -2" + with_db), "--cut-ratio");
+  expect_usage_error(tune("--kernel scan --device 0 --rematch -1" + with_db),
+                     "--rematch must be between 0 and 20 rounds");
+  expect_usage_error(tune("--kernel scan --device 0 --rematch 21" + with_db), "--rematch must be between 0 and 20");
   expect_usage_error(tune("--kernel scan --device 0 --energy-window 0.5" + with_db), "--energy-window needs --energy");
   expect_usage_error(tune("--kernel scan --device 0 --energy --energy-window 0.01" + with_db),
                      "--energy-window must be between 0.1 and 60 seconds");

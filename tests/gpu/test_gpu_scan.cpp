@@ -108,6 +108,45 @@ const std::vector<std::string> kStripedSample{
 
 }  // namespace
 
+// The rematch (tuner/rematch): the leaders are evaluated again after the search, and their rows
+// hold the rounds' samples pooled, in place of the first measurement.
+TEST(GpuScan, NearTiedLeadersAreTimedAgainAndStoreTheirPooledRounds) {
+  TempDb t;
+  db::Store store(t.path);
+  ScanFamily scan;
+  SessionOptions options = session_options({ScanFamily::make_problem(1 << 16, "int32")});
+  options.restrictions = {"algo == striped || algo == lookback"};
+  options.measure.min_samples = options.measure.max_samples = 5;  // a round's samples, known in advance
+  options.measure.cut_ratio = 0;                                  // every result in full: all may lead
+  options.rematch.within = 100;                                   // every result is in the window
+  options.rematch.passes = 1;                                     // so exactly `most` are rematched
+  Session session(scan, device(), store, options);
+  const SessionResult result = session.run();
+  EXPECT_EQ(result.rematch_problems, 1u);
+  EXPECT_EQ(result.rematch_evaluations, options.rematch.most * options.rematch.rounds);
+  const auto rows = store.results_of_run(result.run_id);
+  ASSERT_GT(rows.size(), options.rematch.most);
+  std::size_t pooled = 0;
+  for (const auto& r : rows) {
+    ASSERT_EQ(r.status, "ok") << r.config << ": " << r.error;
+    if (r.samples == 5) continue;
+    EXPECT_EQ(r.samples, static_cast<int>(5 * options.rematch.rounds)) << r.config;
+    EXPECT_LE(*r.time_ms_min, *r.time_ms_median);
+    EXPECT_GT(r.verify_s, 0);
+    ++pooled;
+  }
+  EXPECT_EQ(pooled, options.rematch.most);
+  EXPECT_GT(result.rematch_seconds, 0);
+
+  // Off: the first measurements stay.
+  options.rematch.rounds = 0;
+  options.problems = {ScanFamily::make_problem(1 << 15, "int32")};
+  Session unrematched(scan, device(), store, options);
+  const SessionResult off = unrematched.run();
+  EXPECT_EQ(off.rematch_evaluations, 0u);
+  for (const auto& r : store.results_of_run(off.run_id)) EXPECT_EQ(r.samples, 5) << r.config;
+}
+
 TEST(GpuScan, LowestBadIndexIsFoundWhereverItIs) {
   ScanFamily scan;
   const std::int64_t n = 50'000;

@@ -377,20 +377,29 @@ void report_run(std::ostream& out, const Family& family, const Device& device, d
   const double gpu_busy = result.verify_seconds + result.benchmark_seconds;
   const double choosing = result.strategy_seconds * result.gpus;
   const double before_work = result.before_work_seconds * result.gpus;
+  const double rematching = result.rematch_seconds * result.gpus;
   const double other = gpu_seconds - gpu_busy - result.compile_wait_seconds - result.setup_seconds -
-                       result.finishing_seconds * result.gpus - choosing - before_work;
+                       result.finishing_seconds * result.gpus - choosing - before_work - rematching;
   out << fmt::format(
       "time: {:.1f} s in all{}; on the GPU{} {:.1f} s verifying and {:.1f} s measuring, idle {:.1f} s: "
       "{:.1f} s before the run gave them work (copy bandwidth, compile queue), {:.1f} s waiting for compiles, "
       "{:.1f} s setting problems up ({:.1f} s of the workers' on inputs and CPU references, {:.1f} s on the GPU's "
       "buffers), {:.1f} s for the "
-      "strategy to choose configs, {:.1f} s storing cubins and defaults, {:.1f} s between configs (loading "
+      "strategy to choose configs, {:.1f} s rematching near-tied leaders, {:.1f} s storing cubins and defaults, {:.1f} "
+      "s "
+      "between configs (loading "
       "modules, launching, storing results; {:.1f} s of it with no config queued)\n",
       result.wall_seconds, result.gpus > 1 ? fmt::format(" on {} GPUs", result.gpus) : std::string(),
       result.gpus > 1 ? "s (GPU-seconds)" : "", result.verify_seconds, result.benchmark_seconds, gpu_seconds - gpu_busy,
       before_work, result.compile_wait_seconds, result.setup_seconds, result.setup_host_seconds,
-      result.setup_device_seconds, choosing, result.finishing_seconds * result.gpus, other,
+      result.setup_device_seconds, choosing, rematching, result.finishing_seconds * result.gpus, other,
       std::clamp(result.starved_seconds - choosing, 0.0, std::max(other, 0.0)));
+  if (result.rematch_problems > 0)
+    out << fmt::format(
+        "rematch: {} more evaluations of the leaders within {:.0f} % of the best, {} problem(s), {:.1f} s; the best "
+        "config changed for {}\n",
+        result.rematch_evaluations, 100 * options.rematch.within, result.rematch_problems, rematching,
+        result.rematch_changed);
   print_starvation(out, options, result);
   out << fmt::format(
       "session thread: {:.1f} s proposing (model fits included), {:.1f} s taking results in, {:.1f} s storing "
@@ -450,6 +459,10 @@ int tune(const TuneArgs& args) {
     if (!(*args.cut_ratio == 0 || *args.cut_ratio > 1))
       throw UsageError("--cut-ratio must be 0 (never) or more than 1");
     options.measure.cut_ratio = *args.cut_ratio;
+  }
+  if (args.rematch) {
+    if (*args.rematch < 0 || *args.rematch > 20) throw UsageError("--rematch must be between 0 and 20 rounds");
+    options.rematch.rounds = static_cast<std::size_t>(*args.rematch);
   }
   if (args.energy_window && !args.energy) throw UsageError("--energy-window needs --energy");
   if (args.energy_window && !(*args.energy_window >= 0.1 && *args.energy_window <= 60))

@@ -20,6 +20,7 @@ struct TuneArgs {
   std::optional<std::string> kernel_file;  // a kernel spec (docs/kernel-spec.md) instead of --kernel
   std::optional<int> samples;              // exactly this many timed samples per config
   std::optional<double> cut_ratio;         // stop sampling a config this many times behind the best; 0: never
+  std::optional<int> rematch;              // rounds of each problem's near-tied leaders timed again; 0: none
   bool energy = false;                     // --energy: an energy window per config (observers.hpp)
   std::optional<double> energy_window;     // its least span of busy time, seconds
   std::optional<int> device;

@@ -98,6 +98,10 @@ inline const std::vector<TuneOption>& tune_options() {
        "stop sampling a config once its fastest of 3 samples is over R times the best median so far, and store it as "
        "cut short (default 2; 0: measure every config in full)",
        value<&TuneArgs::cut_ratio>},
+      {"--rematch",
+       "time each problem's leaders within 2 % of its best N more times at the end, in rotated order on fresh buffers, "
+       "and store their pooled times (default 2; 0: keep the search's first measurements)",
+       value<&TuneArgs::rematch>},
       {"--energy",
        "measure each config's energy per run and average power through NVML (read only), over a window of "
        "back-to-back runs after its samples (about 0.3 s more per config)",
