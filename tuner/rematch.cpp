@@ -1,5 +1,7 @@
 #include "rematch.hpp"
 
+#include <algorithm>
+
 namespace cutune {
 
 std::vector<std::string> rematch_candidates(const std::vector<db::ResultRecord>& ranked, const RematchRule& rule,
@@ -31,6 +33,23 @@ Measurement pooled_measurement(const std::vector<Measurement>& rounds) {
   std::vector<double> samples;
   for (const Measurement& m : rounds) samples.insert(samples.end(), m.samples_ms.begin(), m.samples_ms.end());
   return summarize(std::move(samples));
+}
+
+EvaluationQueue::Finished merged_rounds(const std::vector<EvaluationQueue::Finished>& rounds) {
+  const auto failed = std::find_if(rounds.begin(), rounds.end(), [](const EvaluationQueue::Finished& f) {
+    return f.outcome.status != Status::ok || !f.outcome.measurement;
+  });
+  if (failed != rounds.end()) return *failed;
+  EvaluationQueue::Finished merged = rounds.back();
+  std::vector<Measurement> measurements;
+  merged.outcome.verify_seconds = merged.outcome.benchmark_seconds = 0;
+  for (const EvaluationQueue::Finished& f : rounds) {
+    measurements.push_back(*f.outcome.measurement);
+    merged.outcome.verify_seconds += f.outcome.verify_seconds;
+    merged.outcome.benchmark_seconds += f.outcome.benchmark_seconds;
+  }
+  merged.outcome.measurement = pooled_measurement(measurements);
+  return merged;
 }
 
 }  // namespace cutune

@@ -20,6 +20,7 @@
 
 #include "measure.hpp"
 #include "records.hpp"
+#include "scheduler.hpp"
 
 namespace cutune {
 
@@ -43,5 +44,10 @@ std::vector<std::size_t> rematch_order(std::size_t leaders, std::size_t rounds);
 
 // One measurement of a leader's rounds, their samples pooled.
 Measurement pooled_measurement(const std::vector<Measurement>& rounds);
+
+// A leader's rounds as one finished evaluation, what its row is made from: the first round that
+// failed, where one did (its failure is stored), else the last round with every round's samples
+// pooled and their verification and timing seconds summed. `rounds` is not empty.
+EvaluationQueue::Finished merged_rounds(const std::vector<EvaluationQueue::Finished>& rounds);
 
 }  // namespace cutune

@@ -182,15 +182,45 @@ struct RematchTally {
   std::size_t evaluations = 0, problems = 0, changed = 0;  // changed: problems whose best config changed
 };
 
+// One pass of the rematch over a problem begun again on the scheduler as `number`: each leader
+// evaluated rule.rounds times, in rotated order. Each leader's finished rounds; fewer than
+// rule.rounds where the run was stopped meanwhile.
+std::vector<std::vector<EvaluationQueue::Finished>> evaluate_rounds(const RematchScope& scope, const Problem& problem,
+                                                                    std::size_t number,
+                                                                    const std::vector<std::string>& leaders) {
+  std::vector<std::shared_future<Compiled>> cubins;
+  for (const std::string& key : leaders)  // compile-cache hits: compiled during the search
+    cubins.push_back(scope.pool.submit(
+        compile_request(scope.family, scope.source, scope.space, scope.space.parse(key), problem, scope.arch),
+        /*urgent=*/true));
+  for (const auto& cubin : cubins) cubin.wait();  // all ready, so the lanes take them in the order given
+  std::vector<EvaluationQueue::Job> jobs;
+  for (const std::size_t i : rematch_order(leaders.size(), scope.rule.rounds))
+    jobs.push_back({i, scope.space.parse(leaders[i]), cubins[i], number});
+  const std::size_t submitted = jobs.size();
+  scope.scheduler.submit(std::move(jobs));
+
+  std::vector<std::vector<EvaluationQueue::Finished>> rounds(leaders.size());
+  for (std::size_t got = 0; got < submitted; ++got) {
+    if (scope.must_stop()) scope.scheduler.drop_queued();  // Ctrl-C: what runs finishes, the rows stay
+    auto finished = scope.scheduler.next_finished();
+    if (!finished) break;  // the rest was dropped
+    rounds[finished->index].push_back(std::move(*finished));
+  }
+  return rounds;
+}
+
 // Times each problem's near-tied leaders again, after every search is over and its results are
-// in, and stores each leader's pooled rematch as its row (or the failure of a round).
+// in, and stores each leader's rounds as its row (merged_rounds).
 RematchTally rematch_leaders(const RematchScope& scope, const std::vector<TunedProblem>& problems) {
   RematchTally tally;
   const std::int64_t device_id = scope.context.device_id, template_id = scope.context.template_id;
-  for (std::size_t at = 0; at < problems.size(); ++at) {
+  for (std::size_t at = 0; at < problems.size() && !scope.must_stop(); ++at) {
     const auto& [problem, problem_id] = problems[at];
-    if (scope.must_stop()) break;
     const auto best_before = scope.store.best_result(device_id, template_id, problem_id);
+    RowContext context = scope.context;
+    context.problem_id = problem_id;
+    context.work = scope.family.work(*problem);
     std::set<std::string> rematched;
     std::optional<std::size_t> number;  // the problem, begun again on the scheduler: fresh buffers
     for (std::size_t pass = 0; pass < scope.rule.passes && !scope.must_stop(); ++pass) {
@@ -201,49 +231,14 @@ RematchTally rematch_leaders(const RematchScope& scope, const std::vector<TunedP
         number = scope.scheduler.begin_problem(
             *problem, scope.input_seed,
             at + 1 < problems.size() ? std::optional<Problem>(*problems[at + 1].problem) : std::nullopt);
-      std::vector<std::shared_future<Compiled>> cubins;
-      for (const std::string& key : leaders)  // compile-cache hits: compiled during the search
-        cubins.push_back(scope.pool.submit(
-            compile_request(scope.family, scope.source, scope.space, scope.space.parse(key), *problem, scope.arch),
-            /*urgent=*/true));
-      for (const auto& cubin : cubins) cubin.wait();  // all ready, so the lanes take them in the order given
-      std::vector<EvaluationQueue::Job> jobs;
-      for (const std::size_t i : rematch_order(leaders.size(), scope.rule.rounds))
-        jobs.push_back({i, scope.space.parse(leaders[i]), cubins[i], *number});
-      const std::size_t submitted = jobs.size();
-      scope.scheduler.submit(std::move(jobs));
-
-      std::vector<std::vector<EvaluationQueue::Finished>> rounds(leaders.size());
-      for (std::size_t got = 0; got < submitted; ++got) {
-        if (scope.must_stop()) scope.scheduler.drop_queued();  // Ctrl-C: what runs finishes, the rows stay
-        auto finished = scope.scheduler.next_finished();
-        if (!finished) break;  // dropped (the run was stopped)
-        rounds[finished->index].push_back(std::move(*finished));
-      }
+      const auto rounds = evaluate_rounds(scope, *problem, *number, leaders);
       std::vector<db::ResultRecord> rows;
       for (std::size_t i = 0; i < leaders.size(); ++i) {
         if (rounds[i].size() < scope.rule.rounds) continue;  // a round was dropped: the row stays as it was
-        const auto before = std::find_if(ranked.begin(), ranked.end(),
-                                         [&](const db::ResultRecord& r) { return r.config == leaders[i]; });
-        // The first failed round, else the last round carrying the pooled samples of all.
-        auto failed = std::find_if(rounds[i].begin(), rounds[i].end(), [](const EvaluationQueue::Finished& f) {
-          return f.outcome.status != Status::ok || !f.outcome.measurement;
-        });
-        EvaluationQueue::Finished merged = failed != rounds[i].end() ? *failed : rounds[i].back();
-        if (failed == rounds[i].end()) {
-          std::vector<Measurement> measurements;
-          merged.outcome.verify_seconds = merged.outcome.benchmark_seconds = 0;
-          for (const auto& f : rounds[i]) {
-            measurements.push_back(*f.outcome.measurement);
-            merged.outcome.verify_seconds += f.outcome.verify_seconds;
-            merged.outcome.benchmark_seconds += f.outcome.benchmark_seconds;
-          }
-          merged.outcome.measurement = pooled_measurement(measurements);
-        }
-        merged.compile_seconds = before->compile_s;  // what its cubin cost when it was first compiled
-        RowContext context = scope.context;
-        context.problem_id = problem_id;
-        context.work = scope.family.work(*problem);
+        EvaluationQueue::Finished merged = merged_rounds(rounds[i]);
+        const auto first = std::find_if(ranked.begin(), ranked.end(),
+                                        [&](const db::ResultRecord& r) { return r.config == leaders[i]; });
+        merged.compile_seconds = first->compile_s;  // what its cubin cost when it was first compiled
         context.elapsed_s = scope.elapsed();
         rows.push_back(result_row(scope.space, merged, context, scope.lane_uuids.at(merged.lane)));
         rematched.insert(leaders[i]);

@@ -75,3 +75,37 @@ TEST(Rematch, RoundsArePooledIntoOneMeasurement) {
   EXPECT_DOUBLE_EQ(pooled.min_ms, 1.0);
   EXPECT_DOUBLE_EQ(pooled.max_ms, 5.0);
 }
+
+namespace {
+
+EvaluationQueue::Finished finished_round(std::vector<double> samples, Status status = Status::ok) {
+  EvaluationQueue::Finished f;
+  f.outcome.status = status;
+  if (status == Status::ok) f.outcome.measurement = summarize(std::move(samples));
+  f.outcome.verify_seconds = 0.1;
+  f.outcome.benchmark_seconds = 0.2;
+  return f;
+}
+
+}  // namespace
+
+TEST(Rematch, ALeadersRoundsBecomeOneEvaluation) {
+  auto last = finished_round({3.0, 4.0});
+  last.lane = 1;
+  const EvaluationQueue::Finished merged = merged_rounds({finished_round({1.0, 2.0}), last});
+  ASSERT_TRUE(merged.outcome.measurement);
+  EXPECT_EQ(merged.outcome.measurement->samples_ms.size(), 4u);
+  EXPECT_DOUBLE_EQ(merged.outcome.measurement->min_ms, 1.0);
+  EXPECT_DOUBLE_EQ(merged.outcome.verify_seconds, 0.2);
+  EXPECT_DOUBLE_EQ(merged.outcome.benchmark_seconds, 0.4);
+  EXPECT_EQ(merged.lane, 1u);  // the last round's GPU
+}
+
+TEST(Rematch, ARoundThatFailsIsWhatIsStored) {
+  auto wrong = finished_round({}, Status::wrong_result);
+  wrong.outcome.error = "out[7]: 3 expected, 4 found";
+  const EvaluationQueue::Finished merged = merged_rounds({finished_round({1.0}), wrong, finished_round({1.0})});
+  EXPECT_EQ(merged.outcome.status, Status::wrong_result);
+  EXPECT_EQ(merged.outcome.error, "out[7]: 3 expected, 4 found");
+  EXPECT_FALSE(merged.outcome.measurement);
+}
