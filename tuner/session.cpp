@@ -641,6 +641,9 @@ SessionResult Session::run() {
         [&] { return std::chrono::duration<double>(Clock::now() - started).count(); },
         must_stop};
     for (const Device* d : devices_) scope.lane_uuids.push_back(d->fingerprint().uuid);
+    if (options_.progress && !searched.empty())
+      std::cerr << fmt::format("rematching the near-tied leaders of {} problem(s) (--rematch 0: not)\n",
+                               searched.size());
     try {
       const RematchTally rematched = rematch_leaders(scope, searched);
       result.rematch_evaluations = rematched.evaluations;
