@@ -12,15 +12,21 @@
 // problem's buffers set up afresh, in rounds whose order rotates so that each leader follows
 // different configs. A leader's stored time becomes that of the rematch's samples pooled, which
 // its selection did not bias. A round that fails is stored as the failure: a config that verified
-// once and not twice is not one to ship. The session runs it (session.cpp); the rules are here.
+// once and not twice is not one to ship. The session calls rematch_leaders once its searches are over.
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "compile_pool.hpp"
+#include "family.hpp"
 #include "measure.hpp"
 #include "records.hpp"
+#include "result_row.hpp"
 #include "scheduler.hpp"
+#include "store.hpp"
 
 namespace cutune {
 
@@ -49,5 +55,39 @@ Measurement pooled_measurement(const std::vector<Measurement>& rounds);
 // failed, where one did (its failure is stored), else the last round with every round's samples
 // pooled and their verification and timing seconds summed. `rounds` is not empty.
 EvaluationQueue::Finished merged_rounds(const std::vector<EvaluationQueue::Finished>& rounds);
+
+// ---- the rematch of a run, on its GPUs ------------------------------------------------------------
+
+// A tuned problem and its stored id.
+struct RematchProblem {
+  const Problem* problem = nullptr;
+  std::int64_t problem_id = 0;
+};
+
+// What the rematch needs of the run (the session's): where it evaluates and compiles, and how its
+// rows are stored.
+struct RematchScope {
+  const RematchRule& rule;
+  Scheduler& scheduler;
+  CompilePool& pool;
+  db::Store& store;
+  const Family& family;
+  const std::string& source;
+  const Space& space;
+  std::string arch;
+  std::uint64_t input_seed = 0;
+  RowContext context;                   // the run's; problem, work and elapsed time set per row
+  std::vector<std::string> lane_uuids;  // the GPU of each lane
+  std::function<double()> elapsed;      // seconds since the run started
+  std::function<bool()> must_stop;
+};
+
+struct RematchTally {
+  std::size_t evaluations = 0, problems = 0, changed = 0;  // changed: problems whose best config changed
+};
+
+// Times each problem's near-tied leaders again, after every search is over and its results are
+// in, and stores each leader's rounds as its row (merged_rounds).
+RematchTally rematch_leaders(const RematchScope& scope, const std::vector<RematchProblem>& problems);
 
 }  // namespace cutune
