@@ -90,7 +90,7 @@ RematchTally rematch_leaders(const RematchScope& scope, const std::vector<Rematc
   const std::int64_t device_id = scope.context.device_id, template_id = scope.context.template_id;
   for (std::size_t at = 0; at < problems.size() && !scope.must_stop(); ++at) {
     const auto& [problem, problem_id] = problems[at];
-    const auto best_before = scope.store.best_result(device_id, template_id, problem_id);
+    std::string best_before;  // the search's best: the first ranking's head
     RowContext context = scope.context;
     context.problem_id = problem_id;
     context.work = scope.family.work(*problem);
@@ -100,6 +100,7 @@ RematchTally rematch_leaders(const RematchScope& scope, const std::vector<Rematc
       const std::vector<db::ResultRecord> ranked = scope.store.ranked_results(device_id, template_id, problem_id);
       const std::vector<std::string> leaders = rematch_candidates(ranked, scope.rule, rematched);
       if (leaders.empty()) break;
+      if (pass == 0) best_before = ranked.front().config;
       if (!number)  // the next one's host side is made meanwhile, in case it has leaders too
         number = scope.scheduler.begin_problem(
             *problem, scope.input_seed,
@@ -123,7 +124,7 @@ RematchTally rematch_leaders(const RematchScope& scope, const std::vector<Rematc
     if (rematched.empty()) continue;
     ++tally.problems;
     const auto best_after = scope.store.best_result(device_id, template_id, problem_id);
-    if (best_before && best_after && best_before->config != best_after->config) ++tally.changed;
+    if (best_after && best_after->config != best_before) ++tally.changed;
   }
   return tally;
 }
